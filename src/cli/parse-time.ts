@@ -1,0 +1,13 @@
+import { ConfigError } from '../config/errors.js';
+
+/** Parses a --since/--until value: unix seconds, a date (YYYY-MM-DD, UTC midnight) or an ISO timestamp. */
+export function parseTimeArg(flag: string, value: string): number {
+  const v = value.trim();
+  if (/^\d{9,10}$/.test(v)) return Number(v);
+  const iso = /^\d{4}-\d{2}-\d{2}$/.test(v) ? `${v}T00:00:00Z` : v;
+  const ms = Date.parse(iso);
+  if (!/^\d{4}-\d{2}-\d{2}/.test(v) || Number.isNaN(ms)) {
+    throw new ConfigError(`${flag} ${JSON.stringify(value)} is not a date; use YYYY-MM-DD, an ISO timestamp or unix seconds`);
+  }
+  return Math.floor(ms / 1000);
+}

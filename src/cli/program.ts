@@ -1,0 +1,42 @@
+import { Command, CommanderError } from 'commander';
+import { ConfigError } from '../config/errors.js';
+import { MigrationError } from '../store/migrate.js';
+import { registerDemo } from './commands/demo.js';
+import { registerMigrate } from './commands/migrate.js';
+import { registerSimulate } from './commands/simulate.js';
+import { registerSync } from './commands/sync.js';
+import { EXIT } from './exit-codes.js';
+
+/** Builds the command tree; exported so tests can inspect it without spawning a process. */
+export function buildProgram(): Command {
+  const program = new Command('callsync')
+    .description('call-log analytics ETL for CometChat: sync, reconcile, export')
+    .showHelpAfterError('(run `callsync --help` for the commands)')
+    .exitOverride();
+  registerSync(program);
+  registerMigrate(program);
+  registerSimulate(program);
+  registerDemo(program);
+  return program;
+}
+
+export async function main(argv: readonly string[]): Promise<void> {
+  try {
+    await buildProgram().parseAsync([...argv], { from: 'user' });
+  } catch (err) {
+    if (err instanceof CommanderError) {
+      // Commander has printed its message already (help and version exit with code 0).
+      process.exitCode = err.exitCode === 0 ? EXIT.OK : EXIT.USAGE;
+      return;
+    }
+    if (err instanceof ConfigError || err instanceof MigrationError) {
+      console.error(`callsync: ${err.message}`);
+      process.exitCode = EXIT.USAGE;
+      return;
+    }
+    console.error(`callsync: unexpected error: ${(err as Error).stack ?? String(err)}`);
+    process.exitCode = EXIT.INTERNAL;
+  }
+}
+
+

@@ -1,0 +1,43 @@
+import { z } from 'zod';
+
+/** Regions of api-seed.md §1. */
+export const REGIONS = ['us', 'eu', 'in'] as const;
+export type Region = (typeof REGIONS)[number];
+
+/** The free plan's limit (api-facts.md, Rate limits): a safe default for any account. */
+export const DEFAULT_REQUESTS_PER_MINUTE = 500;
+
+const baseUrl = z
+  .url({ message: 'must be an http(s) URL ending in /v3' })
+  .refine((u) => /^https?:\/\//.test(u) && /\/v3\/?$/.test(u), 'must be an http(s) URL ending in /v3');
+
+export const AppConfigSchema = z.strictObject({
+  appId: z.string().min(1).regex(/^[A-Za-z0-9_-]+$/, 'must be the App ID from the dashboard (letters, digits, - and _)'),
+  region: z.enum(REGIONS),
+  /** Name of the environment variable that holds the REST API key (never the key itself). */
+  apiKeyEnv: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be an environment variable name such as COMETCHAT_API_KEY'),
+  callsBaseUrl: baseUrl.optional(),
+  chatBaseUrl: baseUrl.optional(),
+  requestsPerMinute: z.number().int().positive().max(100_000).default(DEFAULT_REQUESTS_PER_MINUTE),
+});
+
+export const DETAIL_FETCH_MODES = ['auto', 'always'] as const;
+export type DetailFetchMode = (typeof DETAIL_FETCH_MODES)[number];
+
+export const ConfigFileSchema = z.strictObject({
+  database: z.string().min(1).default('data/callsync.db'),
+  apps: z.array(AppConfigSchema).min(1, 'configure at least one app'),
+  /** Concurrent Get Call requests per app. */
+  concurrency: z.number().int().min(1).max(64).default(8),
+  /** How far behind the watermark (newest startedAt seen) an incremental run re-lists calls. */
+  lookbackHours: z.number().min(0).max(24 * 365).default(72),
+  detailFetch: z.enum(DETAIL_FETCH_MODES).default('auto'),
+  /** perPage asked of List Calls; the server may answer with fewer. */
+  pageSize: z.number().int().min(1).max(1000).default(100),
+  requestTimeoutMs: z.number().int().min(100).max(600_000).default(30_000),
+  maxAttempts: z.number().int().min(1).max(20).default(6),
+  logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('warn'),
+});
+
+export type ConfigFile = z.input<typeof ConfigFileSchema>;
+export type AppConfigFile = z.input<typeof AppConfigSchema>;

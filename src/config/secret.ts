@@ -1,0 +1,43 @@
+import { inspect } from 'node:util';
+
+const MASK = '***';
+
+/**
+ * An API key that cannot leak by accident: string conversion, JSON, and util.inspect (what
+ * loggers and console.log use) all print `***`. Only `reveal()` gives the value, and the one
+ * caller that needs it is the HTTP client setting the `apikey` header.
+ */
+export class Secret {
+  readonly #value: string;
+
+  constructor(value: string) {
+    this.#value = value;
+  }
+
+  reveal(): string {
+    return this.#value;
+  }
+
+  toString(): string {
+    return MASK;
+  }
+
+  toJSON(): string {
+    return MASK;
+  }
+
+  [inspect.custom](): string {
+    return `Secret(${MASK})`;
+  }
+}
+
+/** Replaces every occurrence of the secrets in `text` with `***`: a last line of defence for text
+ * that came from elsewhere (an error message from a library, a response body echoed back). */
+export function redact(text: string, secrets: readonly Secret[]): string {
+  let out = text;
+  for (const s of secrets) {
+    const v = s.reveal();
+    if (v.length >= 4) out = out.split(v).join(MASK);
+  }
+  return out;
+}

@@ -1,0 +1,64 @@
+/**
+ * Ground truth the simulator exposes to tests and benchmarks: what a perfect sync of one app must
+ * end with. Values are in the normalised form callsync stores (minutes as numbers, unix seconds,
+ * `deviceId` '' when the API gives none), so a test compares database rows against it directly.
+ */
+export type TruthRelation = 'participant_sum' | 'wall_clock' | 'mismatch' | 'incomplete';
+
+export interface TruthParticipant {
+  uid: string;
+  deviceId: string; // '' when the participant never joined (API sends no deviceId)
+  audioMinutes: number;
+  videoMinutes: number;
+  totalMinutes: number;
+  isJoined: boolean;
+  joinedAt: number | null;
+  leftAt: number | null;
+  state: string;
+}
+
+export interface TruthRecording {
+  rid: string;
+  durationMinutes: number | null;
+  startTime: number | null;
+  endTime: number | null;
+  recordingUrl: string | null;
+}
+
+export interface TruthCall {
+  sessionId: string;
+  type: string;
+  mode: string;
+  receiverType: string;
+  receiver: string | null;
+  initiator: string | null;
+  status: string;
+  totalAudioMinutes: number;
+  totalVideoMinutes: number;
+  totalDurationMinutes: number;
+  totalDuration: string | null; // HH:MM:SS as sent
+  totalParticipants: number;
+  hasRecording: boolean;
+  initiatedAt: number | null;
+  startedAt: number | null;
+  endedAt: number | null;
+  participants: TruthParticipant[];
+  recordings: TruthRecording[];
+  /** How the call-level totals relate to the participants (see issue 3's definition). */
+  relation: TruthRelation;
+  /** Codes of the checks this call fails on purpose, e.g. 'audio_plus_video_ne_total'. */
+  issues: string[];
+}
+
+export interface AppTruth {
+  appId: string;
+  region: string;
+  /** Calls a sync must store, keyed by sessionId (malformed and vanished calls excluded). */
+  calls: Map<string, TruthCall>;
+  /** Listed calls whose Get Call answers ERR_CALL_SESSION_NOT_FOUND: stored with not_found_at set. */
+  notFound: Set<string>;
+  /** Record keys (sessionId) of calls that are malformed in List and Get: must land in rejected_records. */
+  malformed: Set<string>;
+  /** Groups that received at least one group call, with their current members' uids. */
+  groups: Map<string, string[]>;
+}

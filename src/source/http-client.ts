@@ -1,0 +1,183 @@
+import type { Dispatcher } from 'undici';
+import { redact, type Secret } from '../config/secret.js';
+import { ApiError, classify, isRetryable, readErrorBody, type ApiErrorKind } from './errors.js';
+import type { Clock, RequestPacer } from './request-pacer.js';
+
+export type RequestKind = 'list' | 'get' | 'members' | 'stats';
+
+export interface RequestCounters {
+  requests: number;
+  byKind: Record<RequestKind, number>;
+  retries: number;
+  rateLimited: number;
+}
+
+export interface HttpClientOptions {
+  readonly appId: string;
+  readonly region: string;
+  readonly apiKey: Secret;
+  readonly dispatcher: Dispatcher;
+  readonly pacer: RequestPacer;
+  readonly clock: Clock & { random(): number };
+  readonly timeoutMs: number;
+  readonly maxAttempts: number;
+  readonly retryBaseMs: number;
+}
+
+/** Longest Retry-After we wait for; a longer one ends the request (the run reports it). */
+const MAX_RETRY_AFTER_MS = 5 * 60_000;
+const MAX_BACKOFF_MS = 30_000;
+
+function header(headers: Dispatcher.ResponseData['headers'], name: string): string | undefined {
+  const v = headers[name];
+  return Array.isArray(v) ? v[0] : v;
+}
+
+/** Retry-After is either delta-seconds or an HTTP date (RFC 9110 §10.2.3). */
+export function parseRetryAfter(value: string | undefined, nowMs: number): number | undefined {
+  if (!value) return undefined;
+  const trimmed = value.trim();
+  if (/^\d+(\.\d+)?$/.test(trimmed)) return Number(trimmed) * 1000;
+  const at = Date.parse(trimmed);
+  return Number.isNaN(at) ? undefined : Math.max(0, at - nowMs);
+}
+
+/** Both documented spellings of the reset header; unix seconds. */
+function resetAtMs(headers: Dispatcher.ResponseData['headers']): number | undefined {
+  const raw = header(headers, 'x-ratelimit-reset') ?? header(headers, 'x-rate-limit-reset');
+  const n = raw === undefined ? NaN : Number(raw);
+  return Number.isFinite(n) && n > 0 ? n * 1000 : undefined;
+}
+
+function remaining(headers: Dispatcher.ResponseData['headers']): number | undefined {
+  const raw = header(headers, 'x-ratelimit-remaining') ?? header(headers, 'x-rate-limit-remaining');
+  const n = raw === undefined ? NaN : Number(raw);
+  return Number.isFinite(n) ? n : undefined;
+}
+
+interface Failure {
+  kind: ApiErrorKind;
+  detail: string;
+  code?: string;
+  status?: number;
+  waitMs?: number;
+}
+
+/**
+ * One app's HTTP access to the service: pacing, timeouts, retries with backoff and jitter,
+ * classification. Never follows redirects, so the `apikey` header only goes to the configured host.
+ * After an auth or account error every later call fails at once without a request.
+ */
+export class AppHttpClient {
+  readonly counters: RequestCounters = {
+    requests: 0,
+    byKind: { list: 0, get: 0, members: 0, stats: 0 },
+    retries: 0,
+    rateLimited: 0,
+  };
+  #stopped: ApiError | undefined;
+
+  constructor(private readonly opts: HttpClientOptions) {}
+
+  get label(): string {
+    return `app ${this.opts.appId} (${this.opts.region})`;
+  }
+
+  /** GETs `baseUrl + path` (path already encoded) and returns the parsed JSON body. Throws ApiError. */
+  async getJson(baseUrl: string, path: string, kind: RequestKind, what: string): Promise<unknown> {
+    const base = new URL(baseUrl);
+    const fullPath = base.pathname.replace(/\/$/, '') + path;
+    const { clock, maxAttempts } = this.opts;
+    let last: Failure | undefined;
+    let attempts = 0;
+    for (let attempt = 1; attempt <= maxAttempts; attempt++) {
+      if (this.#stopped) throw this.#stopped;
+      await this.opts.pacer.acquire();
+      if (this.#stopped) throw this.#stopped;
+      attempts = attempt;
+      const outcome = await this.#attempt(base.origin, fullPath, kind);
+      if ('body' in outcome) return outcome.body;
+      last = outcome;
+      if (!isRetryable(outcome.kind) || attempt === maxAttempts) break;
+      if (outcome.waitMs !== undefined && outcome.waitMs > MAX_RETRY_AFTER_MS) break;
+      const backoff = Math.min(MAX_BACKOFF_MS, this.opts.retryBaseMs * 2 ** (attempt - 1));
+      const jittered = backoff / 2 + clock.random() * (backoff / 2);
+      const wait = Math.max(outcome.waitMs ?? 0, jittered);
+      if (outcome.kind === 'rate_limited') this.opts.pacer.pauseUntil(clock.now() + wait);
+      this.counters.retries++;
+      await clock.sleep(wait);
+    }
+    const f = last ?? { kind: 'transient' as const, detail: 'no attempt made' };
+    const advice = ADVICE[f.kind];
+    const err = new ApiError(
+      redact(`${this.label}: ${what} failed: ${f.detail}${isRetryable(f.kind) ? ` (gave up after ${attempts} attempts)` : ''}${advice ? `; ${advice}` : ''}`, [this.opts.apiKey]),
+      f.kind,
+      f.code,
+      f.status,
+      attempts,
+    );
+    if (f.kind === 'auth' || f.kind === 'account') this.#stopped = err;
+    throw err;
+  }
+
+  async #attempt(origin: string, path: string, kind: RequestKind): Promise<{ body: unknown } | Failure> {
+    const { clock } = this.opts;
+    this.counters.requests++;
+    this.counters.byKind[kind]++;
+    let res: Dispatcher.ResponseData;
+    let text: string;
+    try {
+      res = await this.opts.dispatcher.request({
+        origin,
+        path,
+        method: 'GET',
+        headers: { apikey: this.opts.apiKey.reveal(), accept: 'application/json' },
+        headersTimeout: this.opts.timeoutMs,
+        bodyTimeout: this.opts.timeoutMs,
+      });
+      text = await res.body.text();
+    } catch (err) {
+      const e = err as NodeJS.ErrnoException;
+      return { kind: 'transient', detail: `network error ${e.code ?? e.name}` };
+    }
+    const status = res.statusCode;
+    const left = remaining(res.headers);
+    const reset = resetAtMs(res.headers);
+    if (left !== undefined && left <= 0 && reset !== undefined) {
+      // The server says the window is spent: wait for its reset rather than spend a request on a 429.
+      this.opts.pacer.pauseUntil(Math.min(reset, clock.now() + MAX_RETRY_AFTER_MS));
+    }
+    if (status >= 200 && status < 300) {
+      try {
+        return { body: JSON.parse(text) as unknown };
+      } catch {
+        // A truncated or garbled 200 is a transport fault, not bad data: ask again.
+        return { kind: 'transient', status, detail: `HTTP ${status} with a body that is not JSON (${text.length} bytes)` };
+      }
+    }
+    if (status >= 300 && status < 400) {
+      return { kind: 'client', status, detail: `HTTP ${status} redirect not followed (the API key is only sent to the configured host); check callsBaseUrl/chatBaseUrl` };
+    }
+    const { code, message } = readErrorBody(text);
+    const errKind = classify(status, code);
+    let waitMs: number | undefined;
+    if (errKind === 'rate_limited') {
+      this.counters.rateLimited++;
+      waitMs = parseRetryAfter(header(res.headers, 'retry-after'), clock.now());
+      if (waitMs === undefined && reset !== undefined) waitMs = Math.max(0, reset - clock.now());
+    }
+    return {
+      kind: errKind,
+      status,
+      ...(code ? { code } : {}),
+      ...(waitMs !== undefined ? { waitMs } : {}),
+      detail: `HTTP ${status}${code ? ` ${code}` : ''}${message ? ` (${message})` : ''}`,
+    };
+  }
+}
+
+const ADVICE: Partial<Record<ApiErrorKind, string>> = {
+  auth: 'check the app ID, region and the REST API key (fullAccess scope) in the environment variable named by apiKeyEnv',
+  account: 'the service refused this app for its plan or subscription; check the account in the dashboard',
+  rate_limited: 'lower requestsPerMinute in the config to match the plan',
+};

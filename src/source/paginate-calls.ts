@@ -1,0 +1,112 @@
+import type { CallsApi } from './calls-api.js';
+import type { Pagination } from './schemas.js';
+
+export interface CallsPage {
+  page: number;
+  entries: unknown[];
+  pagination: Pagination | undefined;
+}
+
+/** The listing misbehaved in a way paging cannot get past (a page that repeats forever). */
+export class ListingError extends Error {
+  readonly code = 'LISTING_INCONSISTENT';
+}
+
+/** Consecutive pages that add no session not already seen in this pass before paging gives up. */
+const MAX_PAGES_WITHOUT_NEW = 3;
+
+function idsOf(entries: readonly unknown[]): string[] {
+  return entries.map((e, i) => {
+    const id = e && typeof e === 'object' ? (e as Record<string, unknown>).sessionId : undefined;
+    return typeof id === 'string' ? id : `#${i}`;
+  });
+}
+
+function sameIds(a: readonly string[], b: readonly string[]): boolean {
+  return a.length === b.length && a.every((id, i) => id === b[i]);
+}
+
+/**
+ * Pages through List Calls, newest first, until the listing is exhausted (the consumer may stop
+ * earlier by leaving the loop). Trusts neither the page size asked for nor `total_pages`:
+ * - the end is a short page at or past `total_pages`, or an empty page confirmed by a retry and
+ *   by the page after it (an empty page in the middle is not the end);
+ * - a full page at `total_pages` may be followed by more (a `total_pages` that understates);
+ * - when `total` drops between pages, calls were removed above the cursor and later calls moved up
+ *   onto pages already read: it steps back as many pages as were removed, so none is skipped;
+ * - a page identical to the previous one, or several pages bringing nothing new, is an error.
+ * Calls inserted while paging push entries down: they repeat on the next page, harmlessly.
+ */
+export async function* paginateCalls(api: CallsApi, pageSize: number): AsyncGenerator<CallsPage, void, undefined> {
+  const seen = new Set<string>();
+  let page = 1;
+  let previousIds: string[] | undefined;
+  let previousTotal: number | undefined;
+  let effectiveSize: number | undefined;
+  let pagesWithoutNew = 0;
+  let emptyRetried = false;
+  let stepBacks = 0;
+
+  for (;;) {
+    const { entries, pagination } = await api.listCalls(page, pageSize);
+    const current = pagination?.current_page ?? page;
+    const totalPages = pagination?.total_pages;
+
+    if (entries.length === 0) {
+      const endReported = totalPages !== undefined && current >= totalPages;
+      if (endReported || page === 1) return;
+      if (!emptyRetried) {
+        // An empty page before the reported end: ask again, then look one page further.
+        emptyRetried = true;
+        continue;
+      }
+      const next = await api.listCalls(page + 1, pageSize);
+      if (next.entries.length === 0) return;
+      page += 1;
+      emptyRetried = false;
+      yield* emit(page, next.entries, next.pagination);
+      if (!advance(next.entries, next.pagination)) return;
+      continue;
+    }
+    emptyRetried = false;
+    yield* emit(page, entries, pagination);
+    if (!advance(entries, pagination)) return;
+  }
+
+  // Bookkeeping shared by the normal and the look-ahead path; returns false at the end of the listing.
+  function* emit(p: number, e: unknown[], pg: Pagination | undefined): Generator<CallsPage> {
+    const ids = idsOf(e);
+    if (previousIds && sameIds(ids, previousIds)) {
+      throw new ListingError(`List Calls page ${p} repeats the previous page exactly; the service's paging is broken, stopping this app (nothing after page ${p - 1} was read)`);
+    }
+    const fresh = ids.filter((id) => !seen.has(id)).length;
+    for (const id of ids) seen.add(id);
+    pagesWithoutNew = fresh === 0 ? pagesWithoutNew + 1 : 0;
+    if (pagesWithoutNew >= MAX_PAGES_WITHOUT_NEW) {
+      throw new ListingError(`List Calls pages ${p - MAX_PAGES_WITHOUT_NEW + 1}–${p} brought no call not already listed; the paging is looping, stopping this app`);
+    }
+    previousIds = ids;
+    yield { page: p, entries: e, pagination: pg };
+  }
+
+  function advance(e: unknown[], pg: Pagination | undefined): boolean {
+    // The page size the server really uses: its per_page when it states one, else the first page's count.
+    effectiveSize ??= e.length;
+    const size = pg?.per_page && pg.per_page > 0 ? pg.per_page : effectiveSize;
+    const total = pg?.total;
+    if (previousTotal !== undefined && total !== undefined && total < previousTotal && stepBacks < 50) {
+      const back = Math.ceil((previousTotal - total) / Math.max(size, 1));
+      previousTotal = total;
+      stepBacks++;
+      page = Math.max(1, page - back);
+      previousIds = undefined;
+      return true;
+    }
+    if (total !== undefined) previousTotal = total;
+    const current = pg?.current_page ?? page;
+    const short = e.length < size;
+    if (short && (pg?.total_pages === undefined || current >= pg.total_pages)) return false;
+    page += 1;
+    return true;
+  }
+}

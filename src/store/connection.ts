@@ -1,0 +1,42 @@
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import SqliteDatabase from 'better-sqlite3';
+import { Kysely, SqliteDialect } from 'kysely';
+import { ConfigError } from '../config/errors.js';
+import type { Database } from './schema.js';
+
+export interface Store {
+  readonly db: Kysely<Database>;
+  readonly path: string;
+  close(): Promise<void>;
+}
+
+/** How long a writer waits for another process's lock before SQLITE_BUSY. */
+export const BUSY_TIMEOUT_MS = 10_000;
+
+/**
+ * Opens a SQLite file with the settings the sync relies on: WAL (readers never block the writer),
+ * synchronous=NORMAL (durable at each checkpoint, safe with WAL), a busy timeout, foreign keys.
+ * Read-only opens never create the file.
+ */
+export function openSqliteStore(path: string, opts: { readonly?: boolean } = {}): Store {
+  let native: SqliteDatabase.Database;
+  try {
+    if (!opts.readonly && path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
+    native = new SqliteDatabase(path, { readonly: opts.readonly ?? false, fileMustExist: opts.readonly ?? false, timeout: BUSY_TIMEOUT_MS });
+    if (!opts.readonly) {
+      native.pragma('journal_mode = WAL');
+      native.pragma('synchronous = NORMAL');
+    }
+    native.pragma('foreign_keys = ON');
+  } catch (err) {
+    const e = err as NodeJS.ErrnoException;
+    throw new ConfigError(`database ${path} cannot be opened (${e.code ?? ''} ${e.message}); check the path and that its folder is writable`.replace(/\s+/g, ' '));
+  }
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: native }) });
+  return {
+    db,
+    path,
+    close: () => db.destroy(),
+  };
+}

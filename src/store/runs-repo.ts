@@ -1,0 +1,54 @@
+import type { Kysely, Transaction, Updateable } from 'kysely';
+import type { Database, NewRejectedRow, SyncRunsTable, SyncStateTable } from './schema.js';
+
+type Db = Kysely<Database> | Transaction<Database>;
+
+export async function startRun(db: Db, row: { run_id: string; app_id: string; region: string; mode: string; started_at: number }): Promise<number> {
+  const r = await db
+    .insertInto('sync_runs')
+    .values({ ...row, status: 'running' })
+    .returning('id')
+    .executeTakeFirstOrThrow();
+  return r.id;
+}
+
+export async function updateRun(db: Db, id: number, patch: Updateable<SyncRunsTable>): Promise<void> {
+  await db.updateTable('sync_runs').set(patch).where('id', '=', id).execute();
+}
+
+export async function getSyncState(db: Db, appId: string, region: string): Promise<SyncStateTable | undefined> {
+  return db.selectFrom('sync_state').selectAll().where('app_id', '=', appId).where('region', '=', region).executeTakeFirst();
+}
+
+export async function saveSyncState(db: Db, row: SyncStateTable): Promise<void> {
+  await db
+    .insertInto('sync_state')
+    .values(row)
+    .onConflict((oc) =>
+      oc.columns(['app_id', 'region']).doUpdateSet({
+        watermark_started_at: row.watermark_started_at,
+        last_success_at: row.last_success_at,
+        last_full_sync_at: row.last_full_sync_at,
+        updated_at: row.updated_at,
+      }),
+    )
+    .execute();
+}
+
+/** Stores rejected records, skipping any whose identical payload is already filed for that key. */
+export async function insertRejected(db: Db, rows: readonly NewRejectedRow[]): Promise<number> {
+  let inserted = 0;
+  for (const row of rows) {
+    const exists = await db
+      .selectFrom('rejected_records')
+      .select('id')
+      .where('app_id', '=', row.app_id)
+      .where('record_key', '=', row.record_key)
+      .where('fingerprint', '=', row.fingerprint)
+      .executeTakeFirst();
+    if (exists) continue;
+    await db.insertInto('rejected_records').values(row).execute();
+    inserted++;
+  }
+  return inserted;
+}

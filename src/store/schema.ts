@@ -1,0 +1,123 @@
+import type { Generated, Insertable, Selectable } from 'kysely';
+
+/**
+ * Table types for Kysely. These names are the public contract for ad hoc SQL (docs/schema.md);
+ * columns may be added, never renamed. Times are unix seconds; minutes are REAL.
+ */
+export interface CallsTable {
+  app_id: string;
+  region: string;
+  session_id: string;
+  type: string;
+  mode: string | null;
+  receiver_type: string | null;
+  receiver: string | null;
+  initiator: string | null;
+  status: string;
+  /** 1 when the status can no longer change (ended, unanswered, rejected, canceled, …). */
+  is_final: number;
+  total_audio_minutes: number | null;
+  total_video_minutes: number | null;
+  total_duration_minutes: number | null;
+  total_duration: string | null;
+  total_duration_seconds: number | null;
+  total_participants: number | null;
+  has_recording: number;
+  initiated_at: number | null;
+  started_at: number | null;
+  ended_at: number | null;
+  /** 'list' when the List Calls entry was complete enough to store, 'detail' when Get Call supplied it. */
+  details_source: string;
+  /** Hash of the last List Calls entry: an unchanged entry needs no Get Call. */
+  list_fingerprint: string | null;
+  raw_json: string;
+  not_found_at: number | null;
+  first_synced_at: number;
+  synced_at: number;
+}
+
+export interface CallParticipantsTable {
+  app_id: string;
+  session_id: string;
+  /** Position in the call's participants array: a uid on two devices, or two entries with no device, stay distinct. */
+  seq: number;
+  uid: string;
+  device_id: string;
+  total_audio_minutes: number | null;
+  total_video_minutes: number | null;
+  total_duration_minutes: number | null;
+  is_joined: number;
+  joined_at: number | null;
+  left_at: number | null;
+  state: string | null;
+}
+
+export interface CallRecordingsTable {
+  app_id: string;
+  session_id: string;
+  rid: string;
+  duration_minutes: number | null;
+  start_time: number | null;
+  end_time: number | null;
+  recording_url: string | null;
+}
+
+export interface RejectedRecordsTable {
+  id: Generated<number>;
+  app_id: string;
+  endpoint: string;
+  record_key: string;
+  reason: string;
+  payload: string;
+  /** Hash of the payload: the same bad record seen again is not stored twice. */
+  fingerprint: string;
+  run_id: string;
+  created_at: number;
+}
+
+export interface SyncRunsTable {
+  id: Generated<number>;
+  run_id: string;
+  app_id: string;
+  region: string;
+  mode: string;
+  started_at: number;
+  ended_at: number | null;
+  status: string;
+  pages: Generated<number>;
+  calls_seen: Generated<number>;
+  calls_written: Generated<number>;
+  calls_from_list: Generated<number>;
+  detail_fetches: Generated<number>;
+  not_found: Generated<number>;
+  requests: Generated<number>;
+  retries: Generated<number>;
+  rate_limited: Generated<number>;
+  rejected: Generated<number>;
+  error: string | null;
+}
+
+export interface SyncStateTable {
+  app_id: string;
+  region: string;
+  /** Newest startedAt seen by a completed listing: incremental runs re-list back to this minus the lookback. */
+  watermark_started_at: number | null;
+  last_success_at: number | null;
+  last_full_sync_at: number | null;
+  updated_at: number;
+}
+
+export interface Database {
+  calls: CallsTable;
+  call_participants: CallParticipantsTable;
+  call_recordings: CallRecordingsTable;
+  rejected_records: RejectedRecordsTable;
+  sync_runs: SyncRunsTable;
+  sync_state: SyncStateTable;
+}
+
+export type CallRow = Selectable<CallsTable>;
+export type NewCallRow = Insertable<CallsTable>;
+export type NewParticipantRow = Insertable<CallParticipantsTable>;
+export type NewRecordingRow = Insertable<CallRecordingsTable>;
+export type NewRejectedRow = Insertable<RejectedRecordsTable>;

@@ -1,0 +1,49 @@
+import { randomUUID } from 'node:crypto';
+import pLimit from 'p-limit';
+import type { Settings } from '../config/load.js';
+import { migrateToLatest } from '../store/migrate.js';
+import { syncApp, type AppSyncResult, type SyncDeps, type SyncOptions } from './sync-app.js';
+
+export interface RunSummary {
+  runId: string;
+  results: AppSyncResult[];
+  /** True when every app synced completely. */
+  ok: boolean;
+}
+
+/** Apps synced at once; each has its own rate limit, and the database serialises the writes. */
+const APP_CONCURRENCY = 4;
+
+/**
+ * Syncs every configured app (or those named in `appIds`). Migrates the database first. One app's
+ * failure never stops the others; the summary says which failed and why.
+ */
+export async function runSync(
+  deps: SyncDeps,
+  settings: Settings,
+  opts: Omit<SyncOptions, 'runId'> & { runId?: string; appIds?: readonly string[] } = {},
+): Promise<RunSummary> {
+  await migrateToLatest(deps.db);
+  const runId = opts.runId ?? randomUUID();
+  const apps = opts.appIds?.length ? settings.apps.filter((a) => opts.appIds!.includes(a.appId)) : settings.apps;
+  const limit = pLimit(APP_CONCURRENCY);
+  const log = deps.log.child({ runId });
+  const results = await Promise.all(apps.map((app) => limit(() => syncApp({ ...deps, log }, settings, app, { ...opts, runId }))));
+  return { runId, results, ok: results.every((r) => r.status === 'ok') };
+}
+
+function fmtSeconds(ms: number): string {
+  return `${(ms / 1000).toFixed(1)} s`;
+}
+
+/** One line per app, for terminals and logs alike. */
+export function formatAppSummary(r: AppSyncResult): string {
+  const head = `${r.appId} (${r.region}): ${r.status === 'ok' ? 'ok' : r.status.toUpperCase()} [${r.mode}]`;
+  const body =
+    `${r.pages} pages, ${r.callsSeen} calls listed, ${r.callsWritten} written ` +
+    `(${r.callsFromList} from the list alone, ${r.detailFetches} needed Get Call), ` +
+    `${r.notFound} not found, ${r.rejected} rejected; ` +
+    `${r.requests} requests (${r.requestsByKind.list ?? 0} list, ${r.requestsByKind.get ?? 0} get), ` +
+    `${r.retries} retries, ${r.rateLimited} rate-limited; ${fmtSeconds(r.durationMs)}`;
+  return r.error ? `${head}: ${body}\n  error: ${r.error}` : `${head}: ${body}`;
+}

@@ -1,0 +1,168 @@
+import { createHash } from 'node:crypto';
+import { describeZodError, ApiCallSchema, type ApiCall, type ApiParticipant, type ApiRecording } from '../source/schemas.js';
+import type { NewCallRow, NewParticipantRow, NewRecordingRow } from '../store/schema.js';
+import { isFinalStatus } from './call-status.js';
+import { parseTimer } from './duration.js';
+
+export interface CallRowContext {
+  appId: string;
+  region: string;
+  /** Unix seconds of this sync: passed in, so the transform stays pure. */
+  now: number;
+  source: 'list' | 'detail';
+  listFingerprint: string | null;
+  notFoundAt?: number | null;
+}
+
+export interface CallRows {
+  call: NewCallRow;
+  participants: NewParticipantRow[];
+  recordings: NewRecordingRow[];
+}
+
+export type ParsedCall = { ok: true; call: ApiCall } | { ok: false; key: string; reason: string };
+
+/** Stable hash of a raw record: equal payloads give equal fingerprints. */
+export function fingerprint(raw: unknown): string {
+  return createHash('sha1').update(JSON.stringify(raw) ?? 'undefined').digest('base64url');
+}
+
+/** A key to file a rejected record under: its sessionId when it has one that is a string. */
+export function recordKey(raw: unknown, fallback: string): string {
+  if (raw && typeof raw === 'object' && !Array.isArray(raw)) {
+    const id = (raw as Record<string, unknown>).sessionId;
+    if (typeof id === 'string' && id.length > 0) return id.slice(0, 500);
+  }
+  return fallback;
+}
+
+/** Validates one raw call record. Never throws: any input gives a call or a reason. */
+export function parseCall(raw: unknown, fallbackKey: string): ParsedCall {
+  try {
+    const r = ApiCallSchema.safeParse(raw);
+    if (r.success) return { ok: true, call: r.data };
+    return { ok: false, key: recordKey(raw, fallbackKey), reason: describeZodError(r.error) };
+  } catch (err) {
+    return { ok: false, key: recordKey(raw, fallbackKey), reason: `unparseable: ${(err as Error).message}`.slice(0, 300) };
+  }
+}
+
+function refId(ref: ApiCall['initiator']): string | null {
+  if (ref == null) return null;
+  if (typeof ref === 'string') return ref;
+  return ref.uid ?? ref.guid ?? ref.id ?? null;
+}
+
+function deviceIdOf(p: ApiParticipant): string {
+  const d = p.deviceId ?? p.deviceID;
+  return d == null ? '' : String(d);
+}
+
+/** Participant minutes: `totalDurationInMinutes` (overview, legacy) or `totalDuration` (current examples). */
+export function participantTotalMinutes(p: ApiParticipant): number | null {
+  if (p.totalDurationInMinutes !== undefined) return p.totalDurationInMinutes;
+  if (typeof p.totalDuration === 'number') return p.totalDuration;
+  if (typeof p.totalDuration === 'string') {
+    const s = parseTimer(p.totalDuration);
+    if (s !== null) return s / 60;
+  }
+  if (p.totalAudioMinutes !== undefined || p.totalVideoMinutes !== undefined) {
+    return (p.totalAudioMinutes ?? 0) + (p.totalVideoMinutes ?? 0);
+  }
+  return null;
+}
+
+function recordingRows(call: ApiCall, appId: string): NewRecordingRow[] {
+  const list: ApiRecording[] = call.recordings ?? [];
+  const byRid = new Map<string, NewRecordingRow>();
+  list.forEach((r, i) => {
+    const rid = r.rid != null && String(r.rid) !== '' ? String(r.rid) : `${call.sessionId}:${i}`;
+    byRid.set(rid, {
+      app_id: appId,
+      session_id: call.sessionId,
+      rid,
+      duration_minutes: r.duration ?? null,
+      start_time: r.startTime ?? null,
+      end_time: r.endTime ?? null,
+      recording_url: r.recording_url ?? null,
+    });
+  });
+  if (byRid.size === 0 && call.recordingUrl) {
+    // One SDK page has a single recordingUrl on the call instead of the recordings array.
+    const rid = `${call.sessionId}:recordingUrl`;
+    byRid.set(rid, { app_id: appId, session_id: call.sessionId, rid, duration_minutes: null, start_time: null, end_time: null, recording_url: call.recordingUrl });
+  }
+  return [...byRid.values()];
+}
+
+/** Converts a validated API call into its rows. Pure: no I/O, no clock. */
+export function apiCallToRows(call: ApiCall, raw: unknown, ctx: CallRowContext): CallRows {
+  const timer = typeof call.totalDuration === 'string' ? call.totalDuration : call.totalDuration != null ? String(call.totalDuration) : null;
+  const recordings = recordingRows(call, ctx.appId);
+  const participants = (call.participants ?? []).map(
+    (p, seq): NewParticipantRow => ({
+      app_id: ctx.appId,
+      session_id: call.sessionId,
+      seq,
+      uid: p.uid,
+      device_id: deviceIdOf(p),
+      total_audio_minutes: p.totalAudioMinutes ?? null,
+      total_video_minutes: p.totalVideoMinutes ?? null,
+      total_duration_minutes: participantTotalMinutes(p),
+      is_joined: (p.isJoined ?? p.hasJoined ?? p.joinedAt != null) ? 1 : 0,
+      joined_at: p.joinedAt ?? null,
+      left_at: p.leftAt ?? null,
+      state: p.state ?? null,
+    }),
+  );
+  return {
+    call: {
+      app_id: ctx.appId,
+      region: ctx.region,
+      session_id: call.sessionId,
+      type: call.type,
+      mode: call.mode ?? null,
+      receiver_type: call.receiverType ?? null,
+      receiver: refId(call.receiver) ?? refId(call.entities?.receiver?.entity),
+      initiator: refId(call.initiator) ?? refId(call.entities?.initiator?.entity),
+      status: call.status,
+      is_final: isFinalStatus(call.status) ? 1 : 0,
+      total_audio_minutes: call.totalAudioMinutes ?? null,
+      total_video_minutes: call.totalVideoMinutes ?? null,
+      total_duration_minutes: call.totalDurationInMinutes ?? null,
+      total_duration: timer,
+      total_duration_seconds: parseTimer(timer),
+      total_participants: call.totalParticipants != null ? Math.round(call.totalParticipants) : null,
+      has_recording: (call.hasRecording ?? recordings.length > 0) ? 1 : 0,
+      initiated_at: call.initiatedAt ?? null,
+      started_at: call.startedAt ?? null,
+      ended_at: call.endedAt ?? null,
+      details_source: ctx.source,
+      list_fingerprint: ctx.listFingerprint,
+      raw_json: JSON.stringify(raw),
+      not_found_at: ctx.notFoundAt ?? null,
+      first_synced_at: ctx.now,
+      synced_at: ctx.now,
+    },
+    participants,
+    recordings,
+  };
+}
+
+/**
+ * Whether a List Calls entry is provably the whole call (detailFetch "auto"): final, with its
+ * participants present and as many as `totalParticipants` says, and its recordings present when
+ * `hasRecording` says there are some.
+ */
+export function listEntryIsComplete(call: ApiCall): boolean {
+  if (!isFinalStatus(call.status)) return false;
+  if (!Array.isArray(call.participants)) return false;
+  if (call.totalParticipants == null || call.participants.length !== call.totalParticipants) return false;
+  if (call.hasRecording && !(call.recordings?.length || call.recordingUrl)) return false;
+  return true;
+}
+
+/** Time used to order and window calls: startedAt, else initiatedAt, else endedAt. */
+export function callTime(call: ApiCall): number | null {
+  return call.startedAt ?? call.initiatedAt ?? call.endedAt ?? null;
+}

@@ -1,0 +1,11 @@
+/**
+ * Statuses after which a call no longer changes. The overview lists initiated, ongoing, ended,
+ * unanswered, rejected, canceled; the SDK adds busy, cancelled and missed (api-facts.md). Only the
+ * statuses known to be live count as non-final: an unknown status is stored as it comes and treated
+ * as final, so one odd value cannot make every later run re-fetch that call forever.
+ */
+const LIVE_STATUSES: ReadonlySet<string> = new Set(['initiated', 'ongoing', 'ringing', 'active']);
+
+export function isFinalStatus(status: string): boolean {
+  return !LIVE_STATUSES.has(status.trim().toLowerCase());
+}
