@@ -3,6 +3,7 @@ import { ConfigError } from '../config/errors.js';
 import { MigrationError } from '../store/migrate.js';
 import { registerDemo } from './commands/demo.js';
 import { registerMigrate } from './commands/migrate.js';
+import { registerSchedule } from './commands/schedule.js';
 import { registerSimulate } from './commands/simulate.js';
 import { registerSync } from './commands/sync.js';
 import { EXIT } from './exit-codes.js';
@@ -14,6 +15,7 @@ export function buildProgram(): Command {
     .showHelpAfterError('(run `callsync --help` for the commands)')
     .exitOverride();
   registerSync(program);
+  registerSchedule(program);
   registerMigrate(program);
   registerSimulate(program);
   registerDemo(program);

@@ -25,6 +25,7 @@ export interface Settings {
   readonly requestTimeoutMs: number;
   readonly maxAttempts: number;
   readonly logLevel: string;
+  readonly schedule: { readonly cron: string; readonly timezone: string };
   /** Base of the exponential backoff between retries; tests shorten it. */
   readonly retryBaseMs: number;
 }
@@ -81,6 +82,7 @@ export function resolveConfig(input: unknown, env: Readonly<Record<string, strin
     requestTimeoutMs: c.requestTimeoutMs,
     maxAttempts: c.maxAttempts,
     logLevel: env.CALLSYNC_LOG_LEVEL?.trim() || c.logLevel,
+    schedule: Object.freeze({ ...c.schedule }),
     retryBaseMs: Number.isFinite(retryBase) && retryBase > 0 ? retryBase : 500,
   });
 }

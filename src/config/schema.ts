@@ -36,6 +36,13 @@ export const ConfigFileSchema = z.strictObject({
   pageSize: z.number().int().min(1).max(1000).default(100),
   requestTimeoutMs: z.number().int().min(100).max(600_000).default(30_000),
   maxAttempts: z.number().int().min(1).max(20).default(6),
+  /** When `callsync schedule` runs a sync: a cron expression (node-cron syntax) in a timezone. */
+  schedule: z
+    .strictObject({
+      cron: z.string().min(1).default('0 2 * * *'),
+      timezone: z.string().min(1).default('UTC'),
+    })
+    .default({ cron: '0 2 * * *', timezone: 'UTC' }),
   logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('warn'),
 });
 

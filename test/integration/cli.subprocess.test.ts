@@ -1,0 +1,66 @@
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Simulator } from '../../src/simulator/index.js';
+import { runCli } from '../helpers/cli.js';
+import { KEY_ENV, startTestSim, tempDir, TEST_KEY, testConfig, withStore } from '../helpers/harness.js';
+import { diffAgainstTruth } from '../helpers/truth-diff.js';
+
+describe('the callsync CLI as a subprocess', () => {
+  let sim: Simulator;
+  const tmp = tempDir();
+  beforeAll(async () => {
+    sim = await startTestSim([{ calls: 400 }]);
+  });
+  afterAll(async () => {
+    await sim.close();
+    tmp.cleanup();
+  });
+
+  it('syncs, prints one summary line per app and exits 0', async () => {
+    const cfg = join(tmp.dir, 'ok.json');
+    const db = join(tmp.dir, 'ok.db');
+    writeFileSync(cfg, JSON.stringify(testConfig(sim, ['app1'], db)));
+    const res = await runCli(['sync', '--config', cfg], { [KEY_ENV]: TEST_KEY });
+    expect(res.stderr).toBe('');
+    expect(res.code).toBe(0);
+    expect(res.stdout).toMatch(/^app1 \(us\): ok \[full\]: \d+ pages, \d+ calls listed/);
+    await withStore(db, async (s) => expect(await diffAgainstTruth(s.db, sim.truth('app1'))).toEqual([]));
+    const again = await runCli(['sync', '--config', cfg], { [KEY_ENV]: TEST_KEY });
+    expect(again.code).toBe(0);
+    expect(again.stdout).toMatch(/ok \[incremental\].* 0 needed Get Call/);
+  });
+
+  it('exits 1 with the app named when its key is wrong, and never prints the key', async () => {
+    const cfg = join(tmp.dir, 'bad.json');
+    writeFileSync(cfg, JSON.stringify(testConfig(sim, ['app1'], join(tmp.dir, 'bad.db'))));
+    const res = await runCli(['sync', '--config', cfg], { [KEY_ENV]: 'not-the-key-93f1' });
+    expect(res.code).toBe(1);
+    expect(res.stderr).toContain('app1 (us)');
+    expect(res.stderr).toContain('AUTH_ERR_APIKEY_NOT_FOUND');
+    expect(res.stdout + res.stderr).not.toContain('not-the-key-93f1');
+  });
+
+  it('names a bad config field in one line and exits 2', async () => {
+    const cfg = join(tmp.dir, 'invalid.json');
+    writeFileSync(cfg, JSON.stringify({ database: 'x.db', apps: [{ appId: 'a', region: 'mars', apiKeyEnv: 'K' }] }));
+    const res = await runCli(['sync', '--config', cfg]);
+    expect(res.code).toBe(2);
+    expect(res.stderr.trim().split('\n')).toHaveLength(1);
+    expect(res.stderr).toContain('apps[0].region');
+    const missing = await runCli(['sync', '--config', join(tmp.dir, 'nope.json')]);
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toContain('not found');
+    const valid = join(tmp.dir, 'valid.json');
+    writeFileSync(valid, JSON.stringify(testConfig(sim, ['app1'], join(tmp.dir, 'valid.db'))));
+    const badDate = await runCli(['sync', '--config', valid, '--since', 'last tuesday'], { [KEY_ENV]: TEST_KEY });
+    expect(badDate.stderr).toContain('--since');
+    expect(badDate.code).toBe(2);
+  });
+
+  it('rejects an unknown command with usage help and exit 2', async () => {
+    const res = await runCli(['synk']);
+    expect(res.code).toBe(2);
+    expect(res.stderr).toContain('unknown command');
+  });
+});

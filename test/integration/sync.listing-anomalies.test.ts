@@ -1,0 +1,52 @@
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { FaultProfile, Simulator } from '../../src/simulator/index.js';
+import { startTestSim, syncWith, tempDir, testSettings, withStore } from '../helpers/harness.js';
+import { diffAgainstTruth } from '../helpers/truth-diff.js';
+
+describe('paging survives a listing that misbehaves', () => {
+  let sim: Simulator | undefined;
+  const tmp = tempDir();
+  afterEach(async () => {
+    await sim?.close();
+    sim = undefined;
+  });
+
+  const cases: [string, FaultProfile][] = [
+    ['total_pages that understates', { lieTotalPages: 'low' }],
+    ['total_pages that overstates', { lieTotalPages: 'high' }],
+    ['an empty page in the middle', { emptyPageAt: 3 }],
+    ['pagination without per_page', { omitPerPage: true }],
+  ];
+  for (const [name, faults] of cases) {
+    it(`reaches the truth with ${name}`, async () => {
+      sim = await startTestSim([{ calls: 950 }], faults);
+      const db = join(tmp.dir, `${name.replace(/\W+/g, '-')}.db`);
+      const r = (await syncWith(testSettings(sim, ['app1'], db))).results[0]!;
+      expect(r.status).toBe('ok');
+      await withStore(db, async (s) => expect(await diffAgainstTruth(s.db, sim!.truth('app1'))).toEqual([]));
+      // At most a few extra list requests beyond the 10 real pages.
+      expect(sim.stats('app1').list).toBeLessThanOrEqual(13);
+    });
+  }
+
+  it('steps back when calls are removed above the cursor, so none is skipped', async () => {
+    sim = await startTestSim([{ calls: 950 }], { removeWhilePaging: { afterPage: 3, count: 5 } });
+    const before = new Set(sim.truth('app1').calls.keys());
+    const db = join(tmp.dir, 'removed.db');
+    const r = (await syncWith(testSettings(sim, ['app1'], db))).results[0]!;
+    expect(r.status).toBe('ok');
+    const after = sim.truth('app1');
+    const removed = new Set([...before].filter((id) => !after.calls.has(id)));
+    expect(removed.size).toBe(5);
+    await withStore(db, async (s) => expect(await diffAgainstTruth(s.db, after, { allowExtra: removed })).toEqual([]));
+  });
+
+  it('stops with a clear error on a page that repeats forever', async () => {
+    sim = await startTestSim([{ calls: 950 }], { repeatPageForever: true });
+    const r = (await syncWith(testSettings(sim, ['app1'], join(tmp.dir, 'repeat.db')))).results[0]!;
+    expect(r.status).toBe('failed');
+    expect(r.error).toMatch(/app1 \(us\): List Calls page 2 repeats the previous page/);
+    expect(sim.stats('app1').list).toBe(2);
+  });
+});

@@ -1,0 +1,45 @@
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Simulator } from '../../src/simulator/index.js';
+import { integrityProblems } from '../helpers/db-dump.js';
+import { startTestSim, syncWith, tempDir, testSettings, withStore } from '../helpers/harness.js';
+import { diffAgainstTruth } from '../helpers/truth-diff.js';
+
+describe('a sync reaches the simulator ground truth', () => {
+  let sim: Simulator;
+  const tmp = tempDir();
+  beforeAll(async () => {
+    sim = await startTestSim([{ calls: 1500 }]);
+  });
+  afterAll(async () => {
+    await sim.close();
+    tmp.cleanup();
+  });
+
+  it('detailFetch auto: stores complete list entries directly and fetches only the rest', async () => {
+    const db = join(tmp.dir, 'auto.db');
+    const summary = await syncWith(testSettings(sim, ['app1'], db));
+    const r = summary.results[0]!;
+    expect(r.status).toBe('ok');
+    expect(r.mode).toBe('full');
+    const truth = sim.truth('app1');
+    expect(r.callsFromList).toBeGreaterThan(truth.calls.size / 2);
+    expect(r.detailFetches).toBeGreaterThan(0);
+    expect(r.callsFromList + r.detailFetches).toBe(r.callsSeen);
+    expect(sim.stats('app1').get).toBe(r.detailFetches);
+    await withStore(db, async (s) => {
+      expect(await diffAgainstTruth(s.db, truth)).toEqual([]);
+      expect(await integrityProblems(s.db)).toEqual([]);
+    });
+  });
+
+  it('detailFetch always: Gets every call and ends equal to the same truth', async () => {
+    const db = join(tmp.dir, 'always.db');
+    const summary = await syncWith(testSettings(sim, ['app1'], db, { detailFetch: 'always' }));
+    const r = summary.results[0]!;
+    expect(r.status).toBe('ok');
+    expect(r.callsFromList).toBe(0);
+    expect(r.detailFetches).toBe(r.callsSeen);
+    await withStore(db, async (s) => expect(await diffAgainstTruth(s.db, sim.truth('app1'))).toEqual([]));
+  });
+});
