@@ -61,4 +61,14 @@ export interface AppTruth {
   malformed: Set<string>;
   /** Groups that received at least one group call, with their current members' uids. */
   groups: Map<string, string[]>;
+  /**
+   * Groups in `groups` that no longer exist (their member list answers ERR_GUID_NOT_FOUND); their
+   * `groups` value is an empty array.
+   */
+  deletedGroups: Set<string>;
+  /**
+   * Calls that existed and then disappeared (removeWhilePaging): absent from `calls`, List and Get.
+   * A client that stored them before they vanished keeps its rows; compare only calls in `calls`.
+   */
+  removed: Set<string>;
 }

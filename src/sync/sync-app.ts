@@ -109,7 +109,9 @@ export async function syncApp(deps: SyncDeps, settings: Settings, app: AppSettin
     const limit = pLimit(settings.concurrency);
     const cutoff = mode === 'incremental' ? state!.watermark_started_at! - settings.lookbackHours * 3600 : undefined;
     let newestStarted = state?.watermark_started_at ?? null;
-    const seen = new Set<string>();
+    /** Fingerprint of each call's entry as handled in this run: a call repeated on a later page
+     * (calls inserted while paging push entries down) is not fetched twice. */
+    const seen = new Map<string, string>();
     const inFlight: Promise<void>[] = [];
 
     const writePage = async (rows: CallRows[], rejects: NewRejectedRow[], notFoundIds: string[]): Promise<void> => {
@@ -187,13 +189,12 @@ export async function syncApp(deps: SyncDeps, settings: Settings, app: AppSettin
       const stored = await loadCallStates(db, app.appId, inRange.map((v) => v.call.sessionId));
       const listRows: CallRows[] = [];
       const pending: Pending[] = [];
-      const pageSeen = new Set<string>();
       for (const v of inRange) {
         const id = v.call.sessionId;
-        if (pageSeen.has(id)) continue; // the same call twice on one page: once is enough
-        pageSeen.add(id);
-        if (!seen.has(id)) r.callsSeen++;
-        seen.add(id);
+        const before = seen.get(id);
+        if (before === v.fp) continue; // already handled in this run, unchanged
+        if (before === undefined) r.callsSeen++;
+        seen.set(id, v.fp);
         const st = stored.get(id);
         if (st && st.listFingerprint === v.fp) continue; // unchanged since the last sync
         if (settings.detailFetch === 'auto' && listEntryIsComplete(v.call)) {
