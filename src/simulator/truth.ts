@@ -53,7 +53,8 @@ export interface TruthCall {
 export interface AppTruth {
   appId: string;
   region: string;
-  /** Calls a sync must store, keyed by sessionId (malformed and vanished calls excluded). */
+  /** Calls a sync must store, keyed by sessionId (malformed and removed calls excluded; not-found calls
+   * included, as stored from their list entry). */
   calls: Map<string, TruthCall>;
   /** Listed calls whose Get Call answers ERR_CALL_SESSION_NOT_FOUND: stored with not_found_at set. */
   notFound: Set<string>;

@@ -33,7 +33,7 @@ export async function diffAgainstTruth(db: Kysely<Database>, truth: AppTruth, op
       continue;
     }
     out.push(...diffCall(t, c, partsBy.get(id) ?? [], recsBy.get(id) ?? []));
-    if (c.not_found_at !== null) out.push(`${id}: not_found_at set but the call exists`);
+    if (c.not_found_at !== null && !truth.notFound.has(id)) out.push(`${id}: not_found_at set but the call exists`);
   }
   for (const id of truth.notFound) {
     const c = byId.get(id);

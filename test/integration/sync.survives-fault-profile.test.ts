@@ -10,7 +10,7 @@ describe('with every fault on, sync ends equal to the ground truth', () => {
   const tmp = tempDir();
   beforeAll(async () => {
     sim = await startTestSim([{ calls: 2000 }], {
-      http429Rate: 0.04,
+      http429Rate: 0.004, // each random 429 holds the whole app for its 1 s Retry-After
       http5xxRate: 0.04,
       resetRate: 0.03,
       truncateRate: 0.03,

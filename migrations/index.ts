@@ -1,0 +1,10 @@
+import type { Migration } from 'kysely';
+import * as initialSchema from './20261122T000000_initial_schema.js';
+
+/**
+ * Every migration, by name (names sort in the order they apply). A static list rather than a folder
+ * scan: it works the same from TypeScript sources, from dist/, and under the test runner.
+ */
+export const migrations: Record<string, Migration> = {
+  '20261122T000000_initial_schema': initialSchema,
+};
