@@ -1,0 +1,136 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { AppDataset } from './dataset.js';
+import { hash3, hashString } from './prng.js';
+import { type AppRuntime, rateLimitHeaderNames, SimulatorHandler } from './server.js';
+import { addStats, emptyStats, zeroStats } from './stats.js';
+import type { AdvanceOptions, AdvanceResult, SimAppSpec, Simulator, SimStats, SimulatorOptions } from './types.js';
+
+/** 2025-12-01T00:00:00Z: a fixed "now" keeps datasets identical across days. */
+export const DEFAULT_NOW = 1_764_547_200;
+/** List Calls perPage cap, as documented for the sibling endpoints (api-facts.md). */
+export const DEFAULT_MAX_PER_PAGE = 1000;
+const REGIONS: ReadonlySet<string> = new Set(['us', 'eu', 'in']);
+/** Longer than clients' pool idle timeouts, so the server never closes a socket under a client. */
+const KEEP_ALIVE_TIMEOUT_MS = 65_000;
+
+function validateApp(spec: SimAppSpec, seen: Set<string>): void {
+  const where = `simulator app ${JSON.stringify(spec.appId)}`;
+  if (typeof spec.appId !== 'string' || spec.appId === '' || /[/?#%\s]/.test(spec.appId) || spec.appId.includes('.call-') || spec.appId.includes('.api-')) {
+    throw new Error(`${where}: appId must be a non-empty host label (no '/', '?', '#', '%', spaces, '.call-' or '.api-')`);
+  }
+  if (seen.has(spec.appId)) throw new Error(`${where}: appId is listed twice; give each app its own id`);
+  seen.add(spec.appId);
+  if (!REGIONS.has(spec.region)) throw new Error(`${where}: region must be us, eu or in`);
+  if (typeof spec.apiKey !== 'string' || spec.apiKey === '') throw new Error(`${where}: apiKey must be a non-empty string`);
+  if (!Number.isInteger(spec.calls) || spec.calls < 0 || spec.calls > 2 ** 31) {
+    throw new Error(`${where}: calls must be an integer between 0 and 2^31`);
+  }
+}
+
+/**
+ * The appId is mixed into the seed so that apps sharing a seed (`callsync simulate --seed 1`) still
+ * get different calls: a client that mixes up apps must not end with matching numbers by chance.
+ */
+function datasetSeed(spec: SimAppSpec): number {
+  const app = hashString(spec.appId);
+  return spec.seed === undefined ? app : hash3(spec.seed, app, 0);
+}
+
+function hostForUrl(host: string): string {
+  if (host === '0.0.0.0') return '127.0.0.1';
+  if (host === '::') return '[::1]';
+  return host.includes(':') ? `[${host}]` : host;
+}
+
+/**
+ * Starts the simulator on `host:port` (port 0 picks a free one). Resolves once listening; rejects
+ * when the options are invalid or the port cannot be bound.
+ */
+export async function startSimulator(opts: SimulatorOptions): Promise<Simulator> {
+  const now = opts.now ?? DEFAULT_NOW;
+  const maxPerPage = opts.maxPerPage ?? DEFAULT_MAX_PER_PAGE;
+  if (!Number.isInteger(maxPerPage) || maxPerPage < 1) throw new Error('simulator maxPerPage must be a positive integer');
+  const seen = new Set<string>();
+  const apps = new Map<string, AppRuntime>();
+  for (const spec of opts.apps) {
+    validateApp(spec, seen);
+    apps.set(spec.appId, {
+      spec: { ...spec },
+      dataset: new AppDataset(spec.appId, spec.region, datasetSeed(spec), spec.calls, now),
+      stats: emptyStats(),
+      window: null,
+      once: { inserted: false, removed: false, emptied: false },
+      limitHeaders: rateLimitHeaderNames(spec.rateLimitHeaderStyle),
+    });
+  }
+  const handler = new SimulatorHandler(apps, maxPerPage);
+  handler.setFaults(opts.faults ?? {});
+
+  const server = createServer({ keepAlive: true, noDelay: true }, handler.handle);
+  server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
+  server.headersTimeout = KEEP_ALIVE_TIMEOUT_MS + 1000;
+  const host = opts.host ?? '127.0.0.1';
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(opts.port ?? 0, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const { port } = server.address() as AddressInfo;
+  const url = `http://${hostForUrl(host)}:${port}`;
+
+  const appOf = (appId: string): AppRuntime => {
+    const app = apps.get(appId);
+    if (!app) throw new Error(`simulator has no app ${JSON.stringify(appId)}; known: ${[...apps.keys()].join(', ')}`);
+    return app;
+  };
+
+  let closing: Promise<void> | null = null;
+  return {
+    url,
+    baseUrls(appId: string) {
+      const { spec } = appOf(appId);
+      return {
+        callsBaseUrl: `${url}/${spec.appId}.call-${spec.region}/v3`,
+        chatBaseUrl: `${url}/${spec.appId}.api-${spec.region}/v3`,
+      };
+    },
+    setFaults(f) {
+      handler.setFaults(f);
+    },
+    stats(appId?: string): SimStats {
+      if (appId !== undefined) return { ...appOf(appId).stats };
+      const all = emptyStats();
+      for (const app of apps.values()) addStats(all, app.stats);
+      addStats(all, handler.orphanStats);
+      return all;
+    },
+    resetStats() {
+      for (const app of apps.values()) zeroStats(app.stats);
+      zeroStats(handler.orphanStats);
+    },
+    truth(appId: string) {
+      return appOf(appId).dataset.truth();
+    },
+    truthCalls(appId: string) {
+      return appOf(appId).dataset.truthCalls();
+    },
+    advance(appId: string, o: AdvanceOptions): AdvanceResult {
+      const ds = appOf(appId).dataset;
+      const ended = o.endOngoing ? ds.endRunning() : [];
+      const recorded = o.addRecordings ? ds.addLateRecordings(o.addRecordings) : [];
+      const added = o.newCalls ? ds.addNewest(o.newCalls) : [];
+      return { ended, recorded, added };
+    },
+    close() {
+      closing ??= new Promise<void>((resolve) => {
+        handler.dropPending();
+        server.close(() => resolve());
+        server.closeAllConnections();
+      });
+      return closing;
+    },
+  };
+}
