@@ -1,5 +1,6 @@
 import type { Migration } from 'kysely';
 import * as initialSchema from './20261122T000000_initial_schema.js';
+import * as reporting from './20261122T010000_reporting.js';
 
 /**
  * Every migration, by name (names sort in the order they apply). A static list rather than a folder
@@ -7,4 +8,5 @@ import * as initialSchema from './20261122T000000_initial_schema.js';
  */
 export const migrations: Record<string, Migration> = {
   '20261122T000000_initial_schema': initialSchema,
+  '20261122T010000_reporting': reporting,
 };

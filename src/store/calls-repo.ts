@@ -56,6 +56,8 @@ const CALL_UPDATE_COLUMNS = [
   'total_audio_minutes', 'total_video_minutes', 'total_duration_minutes', 'total_duration',
   'total_duration_seconds', 'total_participants', 'has_recording', 'initiated_at', 'started_at',
   'ended_at', 'details_source', 'list_fingerprint', 'raw_json', 'not_found_at', 'synced_at',
+  'participant_rows', 'joined_devices', 'joined_users', 'participant_audio_minutes', 'participant_video_minutes',
+  'participant_total_minutes', 'participant_outside_rows', 'recording_minutes',
 ] as const satisfies readonly (keyof NewCallRow)[];
 
 /**

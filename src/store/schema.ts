@@ -34,6 +34,17 @@ export interface CallsTable {
   not_found_at: number | null;
   first_synced_at: number;
   synced_at: number;
+  // Aggregates of this call's participant and recording rows, written with them (migration 2):
+  // reconciliation and exports read calls alone.
+  participant_rows: number;
+  joined_devices: number;
+  joined_users: number;
+  participant_audio_minutes: number;
+  participant_video_minutes: number;
+  participant_total_minutes: number;
+  /** Participant rows whose joinedAt/leftAt fall outside [started_at, ended_at]. */
+  participant_outside_rows: number;
+  recording_minutes: number;
 }
 
 export interface CallParticipantsTable {
@@ -107,6 +118,79 @@ export interface SyncStateTable {
   updated_at: number;
 }
 
+export interface CallsyncSettingsTable {
+  key: string;
+  value: string;
+}
+
+export interface GroupMembersTable {
+  app_id: string;
+  guid: string;
+  uid: string;
+  name: string | null;
+  avatar: string | null;
+  link: string | null;
+  metadata_json: string | null;
+  status: string | null;
+  role: string | null;
+  scope: string | null;
+  joined_at: number | null;
+  created_at: number | null;
+  updated_at: number | null;
+  conversation_id: string | null;
+  synced_at: number;
+}
+
+export interface SyncedGroupsTable {
+  app_id: string;
+  guid: string;
+  /** 'ok', or 'not_found' when the service answered ERR_GUID_NOT_FOUND (the group was deleted). */
+  status: string;
+  members: number;
+  synced_at: number;
+  not_found_at: number | null;
+}
+
+/** Read-only views (migration 2); documented in docs/schema.md. */
+export interface CallReconciliationView {
+  app_id: string;
+  region: string;
+  session_id: string;
+  type: string;
+  mode: string | null;
+  receiver_type: string | null;
+  receiver: string | null;
+  initiator: string | null;
+  status: string;
+  is_final: number;
+  started_at: number | null;
+  ended_at: number | null;
+  not_found_at: number | null;
+  details_source: string;
+  participant_audio_minutes: number;
+  participant_video_minutes: number;
+  participant_total_minutes: number;
+  wall_clock_minutes: number | null;
+  total_audio_minutes: number | null;
+  total_video_minutes: number | null;
+  total_duration_minutes: number | null;
+  total_duration: string | null;
+  total_duration_seconds: number | null;
+  audio_delta_minutes: number;
+  video_delta_minutes: number;
+  total_delta_minutes: number;
+  wall_clock_delta_minutes: number | null;
+  timer_delta_minutes: number | null;
+  participant_rows: number;
+  joined_devices: number;
+  joined_users: number;
+  total_participants: number | null;
+  recording_minutes: number;
+  tolerance: number;
+  relation: 'participant_sum' | 'wall_clock' | 'mismatch' | 'incomplete';
+  issues: string;
+}
+
 export interface Database {
   calls: CallsTable;
   call_participants: CallParticipantsTable;
@@ -114,6 +198,10 @@ export interface Database {
   rejected_records: RejectedRecordsTable;
   sync_runs: SyncRunsTable;
   sync_state: SyncStateTable;
+  callsync_settings: CallsyncSettingsTable;
+  group_members: GroupMembersTable;
+  synced_groups: SyncedGroupsTable;
+  call_reconciliation: CallReconciliationView;
 }
 
 export type CallRow = Selectable<CallsTable>;
@@ -121,3 +209,4 @@ export type NewCallRow = Insertable<CallsTable>;
 export type NewParticipantRow = Insertable<CallParticipantsTable>;
 export type NewRecordingRow = Insertable<CallRecordingsTable>;
 export type NewRejectedRow = Insertable<RejectedRecordsTable>;
+export type NewGroupMemberRow = Insertable<GroupMembersTable>;

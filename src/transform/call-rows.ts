@@ -117,6 +117,8 @@ export function apiCallToRows(call: ApiCall, raw: unknown, ctx: CallRowContext):
   );
   return {
     call: {
+      ...participantAggregates(participants, call.startedAt ?? null, call.endedAt ?? null),
+      recording_minutes: recordings.reduce((sum, r) => sum + (r.duration_minutes ?? 0), 0),
       app_id: ctx.appId,
       region: ctx.region,
       session_id: call.sessionId,
@@ -146,6 +148,43 @@ export function apiCallToRows(call: ApiCall, raw: unknown, ctx: CallRowContext):
     },
     participants,
     recordings,
+  };
+}
+
+/** Sums over a call's participant rows, stored on the call so reports need not re-aggregate. */
+export function participantAggregates(
+  rows: readonly NewParticipantRow[],
+  startedAt: number | null,
+  endedAt: number | null,
+): Pick<NewCallRow, 'participant_rows' | 'joined_devices' | 'joined_users' | 'participant_audio_minutes' | 'participant_video_minutes' | 'participant_total_minutes' | 'participant_outside_rows'> {
+  let audio = 0;
+  let video = 0;
+  let total = 0;
+  let joined = 0;
+  let outside = 0;
+  const users = new Set<string>();
+  for (const p of rows) {
+    audio += p.total_audio_minutes ?? 0;
+    video += p.total_video_minutes ?? 0;
+    total += p.total_duration_minutes ?? 0;
+    if (p.is_joined === 1) {
+      joined++;
+      users.add(p.uid);
+    }
+    if (startedAt !== null && endedAt !== null) {
+      const j = p.joined_at ?? null;
+      const l = p.left_at ?? null;
+      if ((j !== null && (j < startedAt || j > endedAt)) || (l !== null && (l > endedAt || l < startedAt))) outside++;
+    }
+  }
+  return {
+    participant_rows: rows.length,
+    joined_devices: joined,
+    joined_users: users.size,
+    participant_audio_minutes: audio,
+    participant_video_minutes: video,
+    participant_total_minutes: total,
+    participant_outside_rows: outside,
   };
 }
 

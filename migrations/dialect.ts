@@ -1,0 +1,31 @@
+import { PostgresAdapter, type Kysely } from 'kysely';
+
+/**
+ * The few SQL fragments that differ between SQLite and PostgreSQL, in one place (frozen with the
+ * migrations that use them). Times are unix seconds in both.
+ */
+export interface DialectSql {
+  /** `YYYY-MM-DD` (UTC) of a unix-seconds column. */
+  day(col: string): string;
+  /** `YYYY-MM` (UTC) of a unix-seconds column. */
+  month(col: string): string;
+  /** Floating-point division (both operands may be integers). */
+  real(expr: string): string;
+}
+
+const sqlite: DialectSql = {
+  day: (c) => `date(${c}, 'unixepoch')`,
+  month: (c) => `strftime('%Y-%m', ${c}, 'unixepoch')`,
+  real: (e) => `cast(${e} as real)`,
+};
+
+const postgres: DialectSql = {
+  day: (c) => `to_char(to_timestamp(${c}) at time zone 'UTC', 'YYYY-MM-DD')`,
+  month: (c) => `to_char(to_timestamp(${c}) at time zone 'UTC', 'YYYY-MM')`,
+  real: (e) => `cast(${e} as double precision)`,
+};
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export function dialectOf(db: Kysely<any>): DialectSql {
+  return db.getExecutor().adapter instanceof PostgresAdapter ? postgres : sqlite;
+}
