@@ -38,6 +38,8 @@ export async function up(db: Db): Promise<void> {
           or (p.left_at is not null and (p.left_at > calls.ended_at or p.left_at < calls.started_at)))),
       recording_minutes = coalesce((select sum(r.duration_minutes) from call_recordings r where r.app_id = calls.app_id and r.session_id = calls.session_id), 0)
   `.execute(db);
+  await db.schema.alterTable('sync_runs').addColumn('groups_synced', 'integer', (c) => c.notNull().defaultTo(0)).execute();
+  await db.schema.alterTable('sync_runs').addColumn('members_synced', 'integer', (c) => c.notNull().defaultTo(0)).execute();
   await db.schema.createIndex('calls_group_receiver').on('calls').columns(['app_id', 'receiver_type', 'receiver']).execute();
 
   await db.schema
@@ -217,5 +219,7 @@ export async function down(db: Db): Promise<void> {
   await db.schema.dropTable('group_members').ifExists().execute();
   await db.schema.dropTable('callsync_settings').ifExists().execute();
   await db.schema.dropIndex('calls_group_receiver').ifExists().execute();
+  await db.schema.alterTable('sync_runs').dropColumn('members_synced').execute();
+  await db.schema.alterTable('sync_runs').dropColumn('groups_synced').execute();
   for (const [name] of AGGREGATES.reverse()) await db.schema.alterTable('calls').dropColumn(name).execute();
 }

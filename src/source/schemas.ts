@@ -117,3 +117,35 @@ export function describeZodError(error: z.ZodError): string {
   const path = first.path.length ? first.path.join('.') : '(record)';
   return `${path}: ${first.message}`.slice(0, 300);
 }
+
+/** A group member (api-seed.md §2.1); link, metadata, updatedAt and conversationId may be absent. */
+export const ApiGroupMemberSchema = z.looseObject({
+  uid: z.string().min(1),
+  name: z.string().optional().nullable(),
+  link: z.string().optional().nullable(),
+  avatar: z.string().optional().nullable(),
+  metadata: z.unknown().optional(),
+  status: z.string().optional().nullable(),
+  role: z.string().optional().nullable(),
+  scope: z.string().optional().nullable(),
+  joinedAt: unixSeconds.optional().nullable(),
+  createdAt: unixSeconds.optional().nullable(),
+  updatedAt: unixSeconds.optional().nullable(),
+  conversationId: z.string().optional().nullable(),
+});
+export type ApiGroupMember = z.infer<typeof ApiGroupMemberSchema>;
+
+/** Usage Metrics (api-facts.md): `{"data":{"metrics":{…},"time_range":{…}}}`. */
+export const UsageStatsSchema = z.looseObject({
+  data: z.looseObject({
+    metrics: z.looseObject({
+      audio_minutes: looseNumber.optional().nullable(),
+      video_minutes: looseNumber.optional().nullable(),
+      recorded_minutes: looseNumber.optional().nullable(),
+      active_users: looseNumber.optional().nullable(),
+      concurrent_users: looseNumber.optional().nullable(),
+    }),
+    time_range: z.looseObject({ fromDate: looseNumber.optional(), toDate: looseNumber.optional() }).optional(),
+  }),
+});
+export type UsageStats = z.infer<typeof UsageStatsSchema>;

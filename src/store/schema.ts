@@ -105,6 +105,8 @@ export interface SyncRunsTable {
   retries: Generated<number>;
   rate_limited: Generated<number>;
   rejected: Generated<number>;
+  groups_synced: Generated<number>;
+  members_synced: Generated<number>;
   error: string | null;
 }
 

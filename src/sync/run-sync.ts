@@ -42,8 +42,9 @@ export function formatAppSummary(r: AppSyncResult): string {
   const body =
     `${r.pages} pages, ${r.callsSeen} calls listed, ${r.callsWritten} written ` +
     `(${r.callsFromList} from the list alone, ${r.detailFetches} needed Get Call), ` +
-    `${r.notFound} not found, ${r.rejected} rejected; ` +
-    `${r.requests} requests (${r.requestsByKind.list ?? 0} list, ${r.requestsByKind.get ?? 0} get), ` +
+    `${r.notFound} not found, ${r.rejected} rejected, ${r.groupsSynced} groups (${r.membersSynced} members)` +
+    `${r.groupsNotFound ? `, ${r.groupsNotFound} groups gone` : ''}; ` +
+    `${r.requests} requests (${r.requestsByKind.list ?? 0} list, ${r.requestsByKind.get ?? 0} get, ${r.requestsByKind.members ?? 0} members), ` +
     `${r.retries} retries, ${r.rateLimited} rate-limited; ${fmtSeconds(r.durationMs)}`;
   return r.error ? `${head}: ${body}\n  error: ${r.error}` : `${head}: ${body}`;
 }

@@ -4,6 +4,7 @@ import type { Dispatcher } from 'undici';
 import type { AppSettings, Settings } from '../config/load.js';
 import { redact } from '../config/secret.js';
 import { CallsApi } from '../source/calls-api.js';
+import { ChatApi } from '../source/chat-api.js';
 import { ApiError } from '../source/errors.js';
 import { AppHttpClient } from '../source/http-client.js';
 import { paginateCalls } from '../source/paginate-calls.js';
@@ -12,9 +13,10 @@ import type { ApiCall } from '../source/schemas.js';
 import { upsertCalls, loadCallStates, listLiveCalls, markNotFound } from '../store/calls-repo.js';
 import { getSyncState, insertRejected, saveSyncState, startRun, updateRun } from '../store/runs-repo.js';
 import type { Database, NewRejectedRow } from '../store/schema.js';
-import { apiCallToRows, callTime, fingerprint, listEntryIsComplete, parseCall, type CallRows } from '../transform/call-rows.js';
+import { apiCallToRows, callTime, fingerprint, listEntryIsComplete, parseCall, receiverOf, type CallRows } from '../transform/call-rows.js';
 import type { Logger } from '../log/logger.js';
 import { unixSeconds, type RuntimeClock } from './clock.js';
+import { syncGroupMembers } from './sync-groups.js';
 
 export interface SyncDeps {
   readonly db: Kysely<Database>;
@@ -57,6 +59,9 @@ export interface AppSyncResult {
   notFound: number;
   rejected: number;
   failedCalls: number;
+  groupsSynced: number;
+  membersSynced: number;
+  groupsNotFound: number;
   requests: number;
   requestsByKind: Record<string, number>;
   retries: number;
@@ -90,7 +95,7 @@ export async function syncApp(deps: SyncDeps, settings: Settings, app: AppSettin
   const runRowId = await startRun(db, { run_id: opts.runId, app_id: app.appId, region: app.region, mode, started_at: unixSeconds(clock) });
   const r: AppSyncResult = {
     appId: app.appId, region: app.region, mode, status: 'ok', pages: 0, callsSeen: 0, callsWritten: 0, callsFromList: 0,
-    detailFetches: 0, notFound: 0, rejected: 0, failedCalls: 0, requests: 0, requestsByKind: {}, retries: 0, rateLimited: 0, durationMs: 0,
+    detailFetches: 0, notFound: 0, rejected: 0, failedCalls: 0, groupsSynced: 0, membersSynced: 0, groupsNotFound: 0, requests: 0, requestsByKind: {}, retries: 0, rateLimited: 0, durationMs: 0,
   };
   let http: AppHttpClient | undefined;
   let fatal: string | undefined;
@@ -112,6 +117,8 @@ export async function syncApp(deps: SyncDeps, settings: Settings, app: AppSettin
     /** Fingerprint of each call's entry as handled in this run: a call repeated on a later page
      * (calls inserted while paging push entries down) is not fetched twice. */
     const seen = new Map<string, string>();
+    /** Groups that received a group call in the synced window: their membership is synced after the calls. */
+    const groupsCalled = new Set<string>();
     const inFlight: Promise<void>[] = [];
 
     const writePage = async (rows: CallRows[], rejects: NewRejectedRow[], notFoundIds: string[]): Promise<void> => {
@@ -195,6 +202,8 @@ export async function syncApp(deps: SyncDeps, settings: Settings, app: AppSettin
         if (before === v.fp) continue; // already handled in this run, unchanged
         if (before === undefined) r.callsSeen++;
         seen.set(id, v.fp);
+        const guid = v.call.receiverType === 'group' ? receiverOf(v.call) : null;
+        if (guid) groupsCalled.add(guid);
         const st = stored.get(id);
         if (st && st.listFingerprint === v.fp) continue; // unchanged since the last sync
         if (settings.detailFetch === 'auto' && listEntryIsComplete(v.call)) {
@@ -224,10 +233,21 @@ export async function syncApp(deps: SyncDeps, settings: Settings, app: AppSettin
     }
 
     if (fatal) throw new Error(fatal);
-    if (r.failedCalls > 0) {
+
+    const groups = await syncGroupMembers({ db, nowSeconds: () => unixSeconds(clock), runId: opts.runId }, new ChatApi(client, app.chatBaseUrl), app.appId, [...groupsCalled].sort());
+    r.groupsSynced = groups.groups;
+    r.membersSynced = groups.members;
+    r.groupsNotFound = groups.notFound;
+    r.rejected += groups.rejected;
+
+    const problems: string[] = [];
+    if (r.failedCalls > 0) problems.push(`${r.failedCalls} call(s) could not be fetched; they are retried on the next run (the watermark was not moved)`);
+    if (groups.failed.length > 0) problems.push(`members of ${groups.failed.length} group(s) could not be synced (${groups.failed[0]}${groups.failed.length > 1 ? ', …' : ''}); retried on the next run`);
+    if (problems.length) {
       r.status = 'partial';
-      r.error = `${r.failedCalls} call(s) could not be fetched; they are retried on the next run (the watermark was not moved)`;
-    } else if (!backfill) {
+      r.error = problems.join('; ');
+    }
+    if (r.failedCalls === 0 && !backfill) {
       const now = unixSeconds(clock);
       await saveSyncState(db, {
         app_id: app.appId, region: app.region, watermark_started_at: newestStarted, last_success_at: now,
@@ -250,7 +270,8 @@ export async function syncApp(deps: SyncDeps, settings: Settings, app: AppSettin
     await updateRun(db, runRowId, {
       ended_at: unixSeconds(clock), status: r.status, pages: r.pages, calls_seen: r.callsSeen, calls_written: r.callsWritten,
       calls_from_list: r.callsFromList, detail_fetches: r.detailFetches, not_found: r.notFound, requests: r.requests,
-      retries: r.retries, rate_limited: r.rateLimited, rejected: r.rejected, error: r.error ?? null,
+      retries: r.retries, rate_limited: r.rateLimited, rejected: r.rejected, groups_synced: r.groupsSynced,
+      members_synced: r.membersSynced, error: r.error ?? null,
     });
   }
   return r;

@@ -53,6 +53,11 @@ function refId(ref: ApiCall['initiator']): string | null {
   return ref.uid ?? ref.guid ?? ref.id ?? null;
 }
 
+/** The call's receiver uid/guid, from any of its documented shapes. */
+export function receiverOf(call: ApiCall): string | null {
+  return refId(call.receiver) ?? refId(call.entities?.receiver?.entity);
+}
+
 function deviceIdOf(p: ApiParticipant): string {
   const d = p.deviceId ?? p.deviceID;
   return d == null ? '' : String(d);
@@ -125,7 +130,7 @@ export function apiCallToRows(call: ApiCall, raw: unknown, ctx: CallRowContext):
       type: call.type,
       mode: call.mode ?? null,
       receiver_type: call.receiverType ?? null,
-      receiver: refId(call.receiver) ?? refId(call.entities?.receiver?.entity),
+      receiver: receiverOf(call),
       initiator: refId(call.initiator) ?? refId(call.entities?.initiator?.entity),
       status: call.status,
       is_final: isFinalStatus(call.status) ? 1 : 0,

@@ -1,0 +1,43 @@
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Simulator } from '../../src/simulator/index.js';
+import { startTestSim, syncWith, tempDir, testSettings, withStore } from '../helpers/harness.js';
+
+describe('group membership of groups that had group calls', () => {
+  let sim: Simulator;
+  const tmp = tempDir();
+  const db = join(tmp.dir, 'groups.db');
+  beforeAll(async () => {
+    sim = await startTestSim([{ calls: 3000 }]);
+  });
+  afterAll(async () => {
+    await sim.close();
+    tmp.cleanup();
+  });
+
+  it('stores the complete current membership, pages past 1000, and records deleted groups', async () => {
+    const r = (await syncWith(testSettings(sim, ['app1'], db))).results[0]!;
+    expect(r.status).toBe('ok');
+    const truth = sim.truth('app1');
+    const deleted = truth.deletedGroups;
+    expect(deleted.size).toBeGreaterThan(0);
+    const largest = Math.max(...[...truth.groups.values()].map((m) => m.length));
+    expect(largest).toBeGreaterThan(1000);
+    await withStore(db, async (s) => {
+      const rows = await s.db.selectFrom('group_members').select(['guid', 'uid']).where('app_id', '=', 'app1').execute();
+      const stored = new Map<string, Set<string>>();
+      for (const row of rows) (stored.get(row.guid) ?? stored.set(row.guid, new Set()).get(row.guid)!).add(row.uid);
+      for (const [guid, uids] of truth.groups) {
+        if (deleted.has(guid)) continue;
+        expect(stored.get(guid), guid).toEqual(new Set(uids));
+      }
+      expect([...stored.keys()].filter((g) => !truth.groups.has(g))).toEqual([]);
+      const gone = await s.db.selectFrom('synced_groups').select('guid').where('status', '=', 'not_found').execute();
+      expect(new Set(gone.map((g) => g.guid))).toEqual(deleted);
+      const attendance = await s.db.selectFrom('group_call_attendance' as never).selectAll().execute();
+      expect(attendance.length).toBeGreaterThan(0);
+    });
+    expect(r.groupsSynced).toBe(truth.groups.size - deleted.size);
+    expect(r.groupsNotFound).toBe(deleted.size);
+  });
+});
