@@ -1,8 +1,12 @@
 import { Command, CommanderError } from 'commander';
 import { ConfigError } from '../config/errors.js';
 import { MigrationError } from '../store/migrate.js';
+import { QueryRefusedError } from '../store/read-only-query.js';
 import { registerDemo } from './commands/demo.js';
+import { registerExport } from './commands/export.js';
 import { registerMigrate } from './commands/migrate.js';
+import { registerQuery } from './commands/query.js';
+import { registerReconcile } from './commands/reconcile.js';
 import { registerSchedule } from './commands/schedule.js';
 import { registerSimulate } from './commands/simulate.js';
 import { registerSync } from './commands/sync.js';
@@ -17,6 +21,9 @@ export function buildProgram(): Command {
   registerSync(program);
   registerSchedule(program);
   registerMigrate(program);
+  registerReconcile(program);
+  registerExport(program);
+  registerQuery(program);
   registerSimulate(program);
   registerDemo(program);
   return program;
@@ -31,7 +38,7 @@ export async function main(argv: readonly string[]): Promise<void> {
       process.exitCode = err.exitCode === 0 ? EXIT.OK : EXIT.USAGE;
       return;
     }
-    if (err instanceof ConfigError || err instanceof MigrationError) {
+    if (err instanceof ConfigError || err instanceof MigrationError || err instanceof QueryRefusedError) {
       console.error(`callsync: ${err.message}`);
       process.exitCode = EXIT.USAGE;
       return;

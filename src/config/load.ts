@@ -26,6 +26,8 @@ export interface Settings {
   readonly maxAttempts: number;
   readonly logLevel: string;
   readonly schedule: { readonly cron: string; readonly timezone: string };
+  readonly reconcileToleranceMinutes: number;
+  readonly usageTimestampUnit: 's' | 'ms';
   /** Base of the exponential backoff between retries; tests shorten it. */
   readonly retryBaseMs: number;
 }
@@ -83,6 +85,8 @@ export function resolveConfig(input: unknown, env: Readonly<Record<string, strin
     maxAttempts: c.maxAttempts,
     logLevel: env.CALLSYNC_LOG_LEVEL?.trim() || c.logLevel,
     schedule: Object.freeze({ ...c.schedule }),
+    reconcileToleranceMinutes: c.reconcileToleranceMinutes,
+    usageTimestampUnit: c.usageTimestampUnit,
     retryBaseMs: Number.isFinite(retryBase) && retryBase > 0 ? retryBase : 500,
   });
 }

@@ -36,6 +36,10 @@ export const ConfigFileSchema = z.strictObject({
   pageSize: z.number().int().min(1).max(1000).default(100),
   requestTimeoutMs: z.number().int().min(100).max(600_000).default(30_000),
   maxAttempts: z.number().int().min(1).max(20).default(6),
+  /** Two minute figures "agree" in reconciliation when within this (float rounding). */
+  reconcileToleranceMinutes: z.number().min(0).max(60).default(0.01),
+  /** Unit of Usage Metrics' fromDate/toDate: described as unix timestamps, but the published example uses ms. */
+  usageTimestampUnit: z.enum(['s', 'ms']).default('s'),
   /** When `callsync schedule` runs a sync: a cron expression (node-cron syntax) in a timezone. */
   schedule: z
     .strictObject({

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import pLimit from 'p-limit';
 import type { Settings } from '../config/load.js';
+import { saveTolerance } from '../reconcile/reconcile-report.js';
 import { migrateToLatest } from '../store/migrate.js';
 import { syncApp, type AppSyncResult, type SyncDeps, type SyncOptions } from './sync-app.js';
 
@@ -24,6 +25,7 @@ export async function runSync(
   opts: Omit<SyncOptions, 'runId'> & { runId?: string; appIds?: readonly string[] } = {},
 ): Promise<RunSummary> {
   await migrateToLatest(deps.db);
+  await saveTolerance(deps.db, settings.reconcileToleranceMinutes);
   const runId = opts.runId ?? randomUUID();
   const apps = opts.appIds?.length ? settings.apps.filter((a) => opts.appIds!.includes(a.appId)) : settings.apps;
   const limit = pLimit(APP_CONCURRENCY);

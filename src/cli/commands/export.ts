@@ -1,0 +1,72 @@
+import type { Command } from 'commander';
+import { Agent } from 'undici';
+import { loadConfigFile } from '../../config/load.js';
+import { BILLING_COLUMNS, BILLING_DETAIL_COLUMNS, computeBilling, computeBillingDetail, withUsage } from '../../export/billing.js';
+import { resolvePeriod } from '../../export/period.js';
+import { formatRows } from '../../export/write-table.js';
+import { systemClock } from '../../sync/clock.js';
+import { fetchUsage } from '../../sync/fetch-usage.js';
+import { openExistingStore } from '../open-existing.js';
+import { parseFormat, writeOutput } from '../output.js';
+import { resolveDatabasePath } from '../database-path.js';
+
+interface ExportFlags {
+  month?: string;
+  from?: string;
+  to?: string;
+  timezone: string;
+  app?: string[];
+  format: string;
+  out?: string;
+  withUsage?: boolean;
+  detail?: boolean;
+  config: string;
+  database?: string;
+}
+
+export function registerExport(program: Command): void {
+  const exp = program.command('export').description('write exports a finance person can open');
+  exp
+    .command('billing')
+    .description('billing reconciliation per app, region, period and call type (CSV or JSON)')
+    .option('--month <YYYY-MM>', 'the billing month')
+    .option('--from <YYYY-MM-DD>', 'period start (instead of --month)')
+    .option('--to <YYYY-MM-DD>', 'period end, exclusive')
+    .option('--timezone <tz>', 'IANA time zone of the period; a call belongs to the period of its started_at', 'UTC')
+    .option('--app <appId...>', 'only these apps')
+    .option('--format <format>', 'csv or json', 'csv')
+    .option('--out <file>', 'output file (default stdout)')
+    .option('--with-usage', "add the service's Usage Metrics for the period and their deltas (needs the apps' keys)")
+    .option('--detail', 'one line per call with its reconciliation instead of the totals')
+    .option('-c, --config <file>', 'config file', process.env.CALLSYNC_CONFIG ?? 'callsync.config.json')
+    .option('--database <path>', 'database file (overrides the config)')
+    .action(async (flags: ExportFlags) => {
+      const format = parseFormat(flags.format, ['csv', 'json']) as 'csv' | 'json';
+      const period = resolvePeriod({ ...flags });
+      const appIds = flags.app ?? [];
+      const store = await openExistingStore(resolveDatabasePath(flags));
+      let text: string;
+      try {
+        if (flags.detail) {
+          text = formatRows(await computeBillingDetail(store.db, period, { appIds }), BILLING_DETAIL_COLUMNS, format);
+        } else {
+          let rows = await computeBilling(store.db, period, { appIds });
+          if (flags.withUsage) {
+            const settings = loadConfigFile(flags.config, process.env);
+            const dispatcher = new Agent({ keepAliveTimeout: 5_000 });
+            try {
+              const fetched = await fetchUsage({ dispatcher, clock: systemClock }, settings, period, appIds);
+              for (const w of fetched.warnings) console.error(`callsync: warning: ${w}`);
+              rows = withUsage(rows, fetched.usage);
+            } finally {
+              await dispatcher.close();
+            }
+          }
+          text = formatRows(rows, BILLING_COLUMNS, format);
+        }
+      } finally {
+        await store.close();
+      }
+      await writeOutput(flags.out, text);
+    });
+}

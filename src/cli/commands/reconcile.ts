@@ -1,0 +1,71 @@
+import type { Command } from 'commander';
+import { ConfigError } from '../../config/errors.js';
+import { reconcileReport, withTolerance, type ReconcileReport } from '../../reconcile/reconcile-report.js';
+import { isoUtc } from '../../export/period.js';
+import { EXIT } from '../exit-codes.js';
+import { openExistingStore } from '../open-existing.js';
+import { parseFormat, renderGrid } from '../output.js';
+import { parseTimeArg } from '../parse-time.js';
+import { resolveDatabasePath } from '../database-path.js';
+
+interface ReconcileFlags {
+  app?: string[];
+  from?: string;
+  to?: string;
+  format: string;
+  failOnMismatch?: boolean;
+  tolerance?: string;
+  limit: string;
+  config: string;
+  database?: string;
+}
+
+function render(report: ReconcileReport, format: 'table' | 'csv' | 'json'): string {
+  if (format === 'json') return `${JSON.stringify(report, null, 2)}\n`;
+  const summaryCols = ['app_id', 'region', 'relation', 'calls', 'user_minutes', 'call_total_minutes', 'delta_minutes'] as const;
+  const mismatchCols = ['app_id', 'session_id', 'type', 'status', 'started_at', 'user_minutes', 'call_audio_minutes', 'call_video_minutes', 'wall_clock_minutes', 'audio_delta_minutes', 'video_delta_minutes', 'issues'] as const;
+  const summary = renderGrid(summaryCols, report.summary.map((r) => summaryCols.map((c) => r[c])), format);
+  const mismatches = renderGrid(
+    mismatchCols,
+    report.mismatches.map((r) => mismatchCols.map((c) => (c === 'started_at' ? isoUtc(r.started_at) : r[c]))),
+    format,
+  );
+  if (format === 'csv') return `${summary}\r\n${mismatches}`;
+  const shown = report.mismatches.length < report.mismatchCount ? ` (the ${report.mismatches.length} worst shown; --limit for more)` : '';
+  return `Reconciliation per app and relation (tolerance ${report.tolerance} min):\n${summary}\n${report.mismatchCount} mismatch(es)${shown}${report.mismatchCount ? ', worst first:' : '.'}\n${report.mismatchCount ? mismatches : ''}`;
+}
+
+export function registerReconcile(program: Command): void {
+  program
+    .command('reconcile')
+    .description('per-call minute reconciliation: summary per app and relation, then the mismatches, worst first')
+    .option('--app <appId...>', 'only these apps')
+    .option('--from <date>', 'calls started at or after (YYYY-MM-DD, ISO or unix s)')
+    .option('--to <date>', 'calls started before')
+    .option('--format <format>', 'table, csv or json', 'table')
+    .option('--fail-on-mismatch', 'exit 1 when any call is a mismatch')
+    .option('--tolerance <minutes>', 'override the tolerance for this report only')
+    .option('--limit <n>', 'mismatches to list', '50')
+    .option('-c, --config <file>', 'config file (for its database)', process.env.CALLSYNC_CONFIG ?? 'callsync.config.json')
+    .option('--database <path>', 'database file (overrides the config)')
+    .action(async (flags: ReconcileFlags) => {
+      const format = parseFormat(flags.format, ['table', 'csv', 'json']);
+      const limit = Number(flags.limit);
+      if (!Number.isInteger(limit) || limit < 0) throw new ConfigError('--limit: expected a whole number ≥ 0');
+      const tolerance = flags.tolerance === undefined ? undefined : Number(flags.tolerance);
+      if (tolerance !== undefined && !(Number.isFinite(tolerance) && tolerance >= 0)) throw new ConfigError('--tolerance: expected minutes ≥ 0, e.g. 0.01');
+      const filter = {
+        ...(flags.app ? { appIds: flags.app } : {}),
+        ...(flags.from ? { from: parseTimeArg('--from', flags.from) } : {}),
+        ...(flags.to ? { to: parseTimeArg('--to', flags.to) } : {}),
+      };
+      const store = await openExistingStore(resolveDatabasePath(flags));
+      try {
+        const report = tolerance === undefined ? await reconcileReport(store.db, filter, limit) : await withTolerance(store.db, tolerance, (trx) => reconcileReport(trx, filter, limit));
+        process.stdout.write(render(report, format));
+        process.exitCode = flags.failOnMismatch && report.mismatchCount > 0 ? EXIT.SYNC_FAILED : EXIT.OK;
+      } finally {
+        await store.close();
+      }
+    });
+}

@@ -1,0 +1,210 @@
+import { sql, type Kysely } from 'kysely';
+import type { Database } from '../store/schema.js';
+import { isoUtc, type Period } from './period.js';
+
+/** Decimal places of every minutes figure in exports: stable text, far below a billed second. */
+export const MINUTE_DECIMALS = 4;
+
+/** Service-reported usage for one app and period (Usage Metrics). */
+export interface UsageFigures {
+  audioMinutes: number;
+  videoMinutes: number;
+  recordedMinutes: number;
+}
+
+/** One row per app, region, period and call type; `type` 'all' is the app's total. */
+export interface BillingRow {
+  period: string;
+  period_start: string;
+  period_end: string;
+  timezone: string;
+  app_id: string;
+  region: string;
+  type: string;
+  calls: number;
+  final_calls: number;
+  participant_audio_minutes: number;
+  participant_video_minutes: number;
+  user_minutes: number;
+  call_audio_minutes: number;
+  call_video_minutes: number;
+  call_total_minutes: number;
+  recording_minutes: number;
+  calls_participant_sum: number;
+  calls_wall_clock: number;
+  calls_mismatch: number;
+  calls_incomplete: number;
+  /** user_minutes − call_total_minutes: what participant billing adds over call-level totals. */
+  delta_minutes: number;
+  usage_audio_minutes: number | null;
+  usage_video_minutes: number | null;
+  usage_recorded_minutes: number | null;
+  /** participant minutes − service-reported minutes (null without --with-usage). */
+  usage_audio_delta_minutes: number | null;
+  usage_video_delta_minutes: number | null;
+}
+
+/** Column order of the CSV header (documented in docs/schema.md). */
+export const BILLING_COLUMNS: readonly (keyof BillingRow)[] = [
+  'period', 'period_start', 'period_end', 'timezone', 'app_id', 'region', 'type', 'calls', 'final_calls',
+  'participant_audio_minutes', 'participant_video_minutes', 'user_minutes', 'call_audio_minutes', 'call_video_minutes',
+  'call_total_minutes', 'recording_minutes', 'calls_participant_sum', 'calls_wall_clock', 'calls_mismatch',
+  'calls_incomplete', 'delta_minutes', 'usage_audio_minutes', 'usage_video_minutes', 'usage_recorded_minutes',
+  'usage_audio_delta_minutes', 'usage_video_delta_minutes',
+];
+
+interface AggRow {
+  app_id: string;
+  region: string;
+  type: string;
+  calls: number;
+  final_calls: number;
+  participant_audio_minutes: number;
+  participant_video_minutes: number;
+  user_minutes: number;
+  call_audio_minutes: number;
+  call_video_minutes: number;
+  call_total_minutes: number;
+  recording_minutes: number;
+  calls_participant_sum: number;
+  calls_wall_clock: number;
+  calls_mismatch: number;
+  calls_incomplete: number;
+}
+
+export function roundMinutes(n: number): number {
+  const r = Number(n.toFixed(MINUTE_DECIMALS));
+  return Object.is(r, -0) ? 0 : r;
+}
+
+/**
+ * Billing figures of a period, set-based in SQL over `call_reconciliation` (a call belongs to the
+ * period of its started_at). Rows come sorted by app, region, type, with each app's 'all' row last.
+ */
+export async function computeBilling(db: Kysely<Database>, period: Period, opts: { appIds?: readonly string[] } = {}): Promise<BillingRow[]> {
+  const apps = opts.appIds?.length ? sql`and app_id in (${sql.join(opts.appIds.map((a) => sql`${a}`))})` : sql``;
+  const aggregate = (typeExpr: ReturnType<typeof sql>, groupBy: ReturnType<typeof sql>) => sql<AggRow>`
+    select app_id, region, ${typeExpr} as type,
+           count(*) as calls,
+           sum(is_final) as final_calls,
+           sum(participant_audio_minutes) as participant_audio_minutes,
+           sum(participant_video_minutes) as participant_video_minutes,
+           sum(participant_total_minutes) as user_minutes,
+           sum(coalesce(total_audio_minutes, 0)) as call_audio_minutes,
+           sum(coalesce(total_video_minutes, 0)) as call_video_minutes,
+           sum(coalesce(total_duration_minutes, 0)) as call_total_minutes,
+           sum(recording_minutes) as recording_minutes,
+           sum(case when relation = 'participant_sum' then 1 else 0 end) as calls_participant_sum,
+           sum(case when relation = 'wall_clock' then 1 else 0 end) as calls_wall_clock,
+           sum(case when relation = 'mismatch' then 1 else 0 end) as calls_mismatch,
+           sum(case when relation = 'incomplete' then 1 else 0 end) as calls_incomplete
+    from call_reconciliation
+    where started_at >= ${period.start} and started_at < ${period.end} ${apps}
+    group by ${groupBy}`.execute(db);
+  const [byType, byApp] = await Promise.all([aggregate(sql`type`, sql`app_id, region, type`), aggregate(sql`'all'`, sql`app_id, region`)]);
+  const rows = [...byType.rows, ...byApp.rows].map((a) => toBillingRow(a, period));
+  return rows.sort((x, y) => cmp(x.app_id, y.app_id) || cmp(x.region, y.region) || cmp(x.type === 'all' ? '\uffff' : x.type, y.type === 'all' ? '\uffff' : y.type));
+}
+
+function cmp(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+function toBillingRow(a: AggRow, period: Period): BillingRow {
+  const n = (v: number | null | undefined): number => Number(v ?? 0);
+  return {
+    period: period.label,
+    period_start: isoUtc(period.start),
+    period_end: isoUtc(period.end),
+    timezone: period.timezone,
+    app_id: a.app_id,
+    region: a.region,
+    type: a.type,
+    calls: n(a.calls),
+    final_calls: n(a.final_calls),
+    participant_audio_minutes: n(a.participant_audio_minutes),
+    participant_video_minutes: n(a.participant_video_minutes),
+    user_minutes: n(a.user_minutes),
+    call_audio_minutes: n(a.call_audio_minutes),
+    call_video_minutes: n(a.call_video_minutes),
+    call_total_minutes: n(a.call_total_minutes),
+    recording_minutes: n(a.recording_minutes),
+    calls_participant_sum: n(a.calls_participant_sum),
+    calls_wall_clock: n(a.calls_wall_clock),
+    calls_mismatch: n(a.calls_mismatch),
+    calls_incomplete: n(a.calls_incomplete),
+    delta_minutes: n(a.user_minutes) - n(a.call_total_minutes),
+    usage_audio_minutes: null,
+    usage_video_minutes: null,
+    usage_recorded_minutes: null,
+    usage_audio_delta_minutes: null,
+    usage_video_delta_minutes: null,
+  };
+}
+
+/** Adds service-reported usage to each app's 'all' row (the service reports per app, not per type). */
+export function withUsage(rows: readonly BillingRow[], usage: ReadonlyMap<string, UsageFigures>): BillingRow[] {
+  return rows.map((r) => {
+    const u = r.type === 'all' ? usage.get(`${r.app_id}/${r.region}`) : undefined;
+    if (!u) return r;
+    return {
+      ...r,
+      usage_audio_minutes: u.audioMinutes,
+      usage_video_minutes: u.videoMinutes,
+      usage_recorded_minutes: u.recordedMinutes,
+      usage_audio_delta_minutes: r.participant_audio_minutes - u.audioMinutes,
+      usage_video_delta_minutes: r.participant_video_minutes - u.videoMinutes,
+    };
+  });
+}
+
+/** One line per call with its reconciliation, for disputes. */
+export interface BillingDetailRow {
+  period: string;
+  app_id: string;
+  region: string;
+  session_id: string;
+  type: string;
+  status: string;
+  started_at: string;
+  ended_at: string;
+  participant_rows: number;
+  user_minutes: number;
+  call_total_minutes: number | null;
+  wall_clock_minutes: number | null;
+  delta_minutes: number;
+  relation: string;
+  issues: string;
+}
+
+export const BILLING_DETAIL_COLUMNS: readonly (keyof BillingDetailRow)[] = [
+  'period', 'app_id', 'region', 'session_id', 'type', 'status', 'started_at', 'ended_at', 'participant_rows',
+  'user_minutes', 'call_total_minutes', 'wall_clock_minutes', 'delta_minutes', 'relation', 'issues',
+];
+
+export async function computeBillingDetail(db: Kysely<Database>, period: Period, opts: { appIds?: readonly string[] } = {}): Promise<BillingDetailRow[]> {
+  let q = db
+    .selectFrom('call_reconciliation')
+    .select(['app_id', 'region', 'session_id', 'type', 'status', 'started_at', 'ended_at', 'participant_rows', 'participant_total_minutes', 'total_duration_minutes', 'wall_clock_minutes', 'total_delta_minutes', 'relation', 'issues'])
+    .where('started_at', '>=', period.start)
+    .where('started_at', '<', period.end);
+  if (opts.appIds?.length) q = q.where('app_id', 'in', [...opts.appIds]);
+  const rows = await q.orderBy('app_id').orderBy('region').orderBy('started_at').orderBy('session_id').execute();
+  return rows.map((r) => ({
+    period: period.label,
+    app_id: r.app_id,
+    region: r.region,
+    session_id: r.session_id,
+    type: r.type,
+    status: r.status,
+    started_at: isoUtc(r.started_at),
+    ended_at: isoUtc(r.ended_at),
+    participant_rows: r.participant_rows,
+    user_minutes: r.participant_total_minutes,
+    call_total_minutes: r.total_duration_minutes,
+    wall_clock_minutes: r.wall_clock_minutes,
+    delta_minutes: -r.total_delta_minutes,
+    relation: r.relation,
+    issues: r.issues,
+  }));
+}

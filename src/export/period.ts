@@ -1,0 +1,81 @@
+import { ConfigError } from '../config/errors.js';
+
+/** A billing period: [start, end) in unix seconds, with the labels a finance person reads. */
+export interface Period {
+  label: string; // 2025-11, or 2025-11-03..2025-11-17
+  timezone: string;
+  start: number;
+  end: number;
+}
+
+function assertTimezone(tz: string): void {
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: tz });
+  } catch {
+    throw new ConfigError(`--timezone ${JSON.stringify(tz)} is not an IANA time zone; e.g. UTC, Europe/Berlin, America/New_York`);
+  }
+}
+
+/** Offset of `tz` from UTC at the instant `utcMs`, in milliseconds. */
+function offsetMs(utcMs: number, tz: string): number {
+  const parts = new Intl.DateTimeFormat('en-US', {
+    timeZone: tz, hourCycle: 'h23', year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', second: '2-digit',
+  }).formatToParts(new Date(utcMs));
+  const n = (type: string): number => Number(parts.find((p) => p.type === type)?.value);
+  const asUtc = Date.UTC(n('year'), n('month') - 1, n('day'), n('hour'), n('minute'), n('second'));
+  return asUtc - Math.floor(utcMs / 1000) * 1000;
+}
+
+/** Unix seconds of local midnight of y-m-d in `tz` (DST-safe: the offset is re-read at the result). */
+export function localMidnight(y: number, m: number, d: number, tz: string): number {
+  const guess = Date.UTC(y, m - 1, d);
+  let utc = guess - offsetMs(guess, tz);
+  utc = guess - offsetMs(utc, tz);
+  return Math.floor(utc / 1000);
+}
+
+function parseDate(flag: string, value: string): [number, number, number] {
+  const m = /^(\d{4})-(\d{2})-(\d{2})$/.exec(value.trim());
+  if (!m || Number(m[2]) < 1 || Number(m[2]) > 12 || Number(m[3]) < 1 || Number(m[3]) > 31) {
+    throw new ConfigError(`${flag} ${JSON.stringify(value)} is not a date; use YYYY-MM-DD`);
+  }
+  return [Number(m[1]), Number(m[2]), Number(m[3])];
+}
+
+/** `--month YYYY-MM`, or `--from/--to YYYY-MM-DD` (to is exclusive), in a time zone. */
+export function resolvePeriod(opts: { month?: string; from?: string; to?: string; timezone?: string }): Period {
+  const tz = opts.timezone ?? 'UTC';
+  assertTimezone(tz);
+  if (opts.month !== undefined) {
+    if (opts.from !== undefined || opts.to !== undefined) throw new ConfigError('give either --month or --from/--to, not both');
+    const m = /^(\d{4})-(\d{2})$/.exec(opts.month.trim());
+    if (!m || Number(m[2]) < 1 || Number(m[2]) > 12) throw new ConfigError(`--month ${JSON.stringify(opts.month)} is not a month; use YYYY-MM, e.g. 2025-11`);
+    const y = Number(m[1]);
+    const mo = Number(m[2]);
+    return { label: opts.month.trim(), timezone: tz, start: localMidnight(y, mo, 1, tz), end: mo === 12 ? localMidnight(y + 1, 1, 1, tz) : localMidnight(y, mo + 1, 1, tz) };
+  }
+  if (opts.from === undefined || opts.to === undefined) throw new ConfigError('give --month YYYY-MM, or both --from and --to (YYYY-MM-DD, --to exclusive)');
+  const f = parseDate('--from', opts.from);
+  const t = parseDate('--to', opts.to);
+  const start = localMidnight(...f, tz);
+  const end = localMidnight(...t, tz);
+  if (end <= start) throw new ConfigError('--to must be after --from (--to is exclusive)');
+  return { label: `${opts.from.trim()}..${opts.to.trim()}`, timezone: tz, start, end };
+}
+
+/** The previous calendar month of `nowSec` in `tz`, as YYYY-MM. */
+export function previousMonth(nowSec: number, tz: string): string {
+  const parts = new Intl.DateTimeFormat('en-CA', { timeZone: tz, year: 'numeric', month: '2-digit' }).formatToParts(new Date(nowSec * 1000));
+  let y = Number(parts.find((p) => p.type === 'year')?.value);
+  let m = Number(parts.find((p) => p.type === 'month')?.value) - 1;
+  if (m === 0) {
+    m = 12;
+    y -= 1;
+  }
+  return `${y}-${String(m).padStart(2, '0')}`;
+}
+
+/** ISO 8601 text of unix seconds (UTC), for exports. */
+export function isoUtc(sec: number | null): string {
+  return sec === null ? '' : new Date(sec * 1000).toISOString().replace('.000Z', 'Z');
+}

@@ -1,0 +1,124 @@
+import { sql, type Kysely, type Transaction } from 'kysely';
+import type { Database } from '../store/schema.js';
+
+export const TOLERANCE_SETTING = 'reconcile_tolerance_minutes';
+
+export interface ReconcileFilter {
+  appIds?: readonly string[];
+  /** started_at window, unix seconds, [from, to). */
+  from?: number;
+  to?: number;
+}
+
+export interface RelationSummary {
+  app_id: string;
+  region: string;
+  relation: string;
+  calls: number;
+  user_minutes: number;
+  call_total_minutes: number;
+  delta_minutes: number;
+}
+
+export interface MismatchRow {
+  app_id: string;
+  session_id: string;
+  type: string;
+  status: string;
+  started_at: number | null;
+  user_minutes: number;
+  call_audio_minutes: number | null;
+  call_video_minutes: number | null;
+  wall_clock_minutes: number | null;
+  audio_delta_minutes: number;
+  video_delta_minutes: number;
+  issues: string;
+}
+
+export interface ReconcileReport {
+  tolerance: number;
+  summary: RelationSummary[];
+  mismatches: MismatchRow[];
+  mismatchCount: number;
+}
+
+type Db = Kysely<Database> | Transaction<Database>;
+
+/** Stores the tolerance the views apply (config `reconcileToleranceMinutes`). */
+export async function saveTolerance(db: Db, minutes: number): Promise<void> {
+  await db
+    .insertInto('callsync_settings')
+    .values({ key: TOLERANCE_SETTING, value: String(minutes) })
+    .onConflict((oc) => oc.column('key').doUpdateSet({ value: String(minutes) }))
+    .execute();
+}
+
+class Rollback<T> extends Error {
+  constructor(readonly value: T) {
+    super('rollback');
+  }
+}
+
+/**
+ * Runs `fn` with the views applying `tolerance`, without keeping it: the setting is changed inside
+ * a transaction that is rolled back, so one report's tolerance never leaks into the next.
+ */
+export async function withTolerance<T>(db: Kysely<Database>, tolerance: number, fn: (trx: Transaction<Database>) => Promise<T>): Promise<T> {
+  try {
+    await db.transaction().execute(async (trx) => {
+      await saveTolerance(trx, tolerance);
+      throw new Rollback(await fn(trx));
+    });
+  } catch (err) {
+    if (err instanceof Rollback) return err.value as T;
+    throw err;
+  }
+  throw new Error('unreachable');
+}
+
+/** Summary per app and relation, then the mismatches, worst (largest absolute delta) first. SQL only. */
+export async function reconcileReport(db: Db, filter: ReconcileFilter, limit: number): Promise<ReconcileReport> {
+  let base = db.selectFrom('call_reconciliation');
+  if (filter.appIds?.length) base = base.where('app_id', 'in', [...filter.appIds]);
+  if (filter.from !== undefined) base = base.where('started_at', '>=', filter.from);
+  if (filter.to !== undefined) base = base.where('started_at', '<', filter.to);
+
+  const summary = await base
+    .select((eb) => [
+      'app_id',
+      'region',
+      'relation',
+      eb.fn.countAll<number>().as('calls'),
+      sql<number>`coalesce(sum(participant_total_minutes), 0)`.as('user_minutes'),
+      sql<number>`coalesce(sum(coalesce(total_duration_minutes, 0)), 0)`.as('call_total_minutes'),
+      sql<number>`coalesce(sum(participant_total_minutes) - sum(coalesce(total_duration_minutes, 0)), 0)`.as('delta_minutes'),
+    ])
+    .groupBy(['app_id', 'region', 'relation'])
+    .orderBy('app_id')
+    .orderBy('region')
+    .orderBy('relation')
+    .execute();
+
+  const mismatchBase = base.where('relation', '=', 'mismatch');
+  const count = await mismatchBase.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+  const mismatches = await mismatchBase
+    .select([
+      'app_id', 'session_id', 'type', 'status', 'started_at',
+      'participant_total_minutes as user_minutes',
+      'total_audio_minutes as call_audio_minutes',
+      'total_video_minutes as call_video_minutes',
+      'wall_clock_minutes', 'audio_delta_minutes', 'video_delta_minutes', 'issues',
+    ])
+    .orderBy(sql`abs(audio_delta_minutes) + abs(video_delta_minutes)`, 'desc')
+    .orderBy('app_id')
+    .orderBy('session_id')
+    .limit(limit)
+    .execute();
+  const tol = await db.selectFrom('callsync_settings').select('value').where('key', '=', TOLERANCE_SETTING).executeTakeFirst();
+  return {
+    tolerance: Number(tol?.value ?? 0.01),
+    summary: summary.map((s) => ({ ...s, calls: Number(s.calls), user_minutes: Number(s.user_minutes), call_total_minutes: Number(s.call_total_minutes), delta_minutes: Number(s.delta_minutes) })),
+    mismatches,
+    mismatchCount: Number(count.n),
+  };
+}

@@ -1,0 +1,50 @@
+import type { Dispatcher } from 'undici';
+import type { Settings } from '../config/load.js';
+import type { UsageFigures } from '../export/billing.js';
+import type { Period } from '../export/period.js';
+import { ChatApi } from '../source/chat-api.js';
+import { ApiError } from '../source/errors.js';
+import { AppHttpClient } from '../source/http-client.js';
+import { RequestPacer } from '../source/request-pacer.js';
+import type { RuntimeClock } from './clock.js';
+
+export interface UsageFetch {
+  usage: Map<string, UsageFigures>;
+  /** One line per app that could not be fetched, or whose echoed range differs from the one asked. */
+  warnings: string[];
+}
+
+/**
+ * Fetches the service's Usage Metrics of each configured app for the period. Errors are returned
+ * as warnings (the export still shows our own figures); keys never appear in them.
+ */
+export async function fetchUsage(deps: { dispatcher: Dispatcher; clock: RuntimeClock }, settings: Settings, period: Period, appIds?: readonly string[]): Promise<UsageFetch> {
+  const usage = new Map<string, UsageFigures>();
+  const warnings: string[] = [];
+  const apps = settings.apps.filter((a) => !appIds?.length || appIds.includes(a.appId));
+  for (const app of apps) {
+    if (!app.apiKey) {
+      warnings.push(`app ${app.appId} (${app.region}): environment variable ${app.apiKeyEnv} is not set; usage not fetched`);
+      continue;
+    }
+    const http = new AppHttpClient({
+      appId: app.appId, region: app.region, apiKey: app.apiKey, dispatcher: deps.dispatcher, pacer: new RequestPacer(app.requestsPerMinute, deps.clock),
+      clock: deps.clock, timeoutMs: settings.requestTimeoutMs, maxAttempts: settings.maxAttempts, retryBaseMs: settings.retryBaseMs,
+    });
+    try {
+      const stats = await new ChatApi(http, app.chatBaseUrl).usageStats(period.start, period.end, settings.usageTimestampUnit);
+      const m = stats.data.metrics;
+      usage.set(`${app.appId}/${app.region}`, { audioMinutes: m.audio_minutes ?? 0, videoMinutes: m.video_minutes ?? 0, recordedMinutes: m.recorded_minutes ?? 0 });
+      const echoed = stats.data.time_range;
+      // The service echoes its range (in ms in the published example): a different range means it
+      // read our timestamps in another unit, and its figures are for another period.
+      const toSec = (v: number | undefined): number | undefined => (v === undefined ? undefined : v > 1e11 ? Math.round(v / 1000) : v);
+      if (echoed && (toSec(echoed.fromDate) !== period.start || toSec(echoed.toDate) !== period.end)) {
+        warnings.push(`app ${app.appId} (${app.region}): the service echoed the range ${echoed.fromDate}–${echoed.toDate}, not ${period.start}–${period.end}; check usageTimestampUnit`);
+      }
+    } catch (err) {
+      warnings.push(err instanceof ApiError ? err.message : `app ${app.appId} (${app.region}): usage not fetched (${(err as Error).message})`);
+    }
+  }
+  return { usage, warnings };
+}
