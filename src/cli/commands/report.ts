@@ -1,0 +1,58 @@
+import { mkdirSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import type { Command } from 'commander';
+import { resolvePeriod } from '../../export/period.js';
+import { collectReportData } from '../../report/collect-report-data.js';
+import { renderReportHtml } from '../../report/render-html.js';
+import type { ReportData } from '../../report/report-data.js';
+import { openSqliteStore } from '../../store/connection.js';
+import { resolveDatabasePath } from '../database-path.js';
+import { writeOutput } from '../output.js';
+
+interface ReportFlags {
+  config: string;
+  database?: string;
+  month?: string;
+  from?: string;
+  to?: string;
+  timezone: string;
+  app?: string[];
+  out: string;
+}
+
+export function registerReport(program: Command): void {
+  program
+    .command('report')
+    .description('write a self-contained HTML usage report of a period for finance: billing totals, daily usage, reconciliation, top users and groups')
+    .option('--month <YYYY-MM>', 'the calendar month to report, e.g. 2025-11')
+    .option('--from <date>', 'first day of the period (YYYY-MM-DD), with --to instead of --month')
+    .option('--to <date>', 'the day after the last one (YYYY-MM-DD, exclusive)')
+    .option('--timezone <tz>', 'IANA time zone of the period and its days', 'UTC')
+    .option('--app <appId...>', 'report only these apps (default: every app in the database)')
+    .option('-c, --config <file>', 'config file (for its database path)', process.env.CALLSYNC_CONFIG ?? 'callsync.config.json')
+    .option('--database <path>', 'database file (overrides the config)')
+    .requiredOption('-o, --out <file>', 'the HTML file to write (- for stdout)')
+    .action(async (flags: ReportFlags) => {
+      // Arguments are checked before the database is opened: a typo costs no I/O.
+      const period = resolvePeriod({ month: flags.month, from: flags.from, to: flags.to, timezone: flags.timezone });
+      const path = resolveDatabasePath(flags);
+      // Read-only, unlike `export`, which migrates: a report never changes the database it
+      // describes, and so also runs on a read-only copy (an old schema gets a one-line ConfigError).
+      const store = openSqliteStore(path, { readonly: true });
+      let data: ReportData;
+      try {
+        // The absolute path: the page travels by e-mail, and "calls.db" alone names no file.
+        data = await collectReportData(store.db, period, { databasePath: resolve(path), ...(flags.app ? { appIds: flags.app } : {}) });
+      } finally {
+        await store.close();
+      }
+      const toStdout = flags.out === '-';
+      if (!toStdout) mkdirSync(dirname(resolve(flags.out)), { recursive: true });
+      await writeOutput(flags.out, renderReportHtml(data));
+      if (!toStdout) {
+        const calls = data.billing.filter((r) => r.type === 'all').reduce((s, r) => s + r.calls, 0);
+        const mismatches = data.relations.find((r) => r.relation === 'mismatch')?.calls ?? 0;
+        console.log(`${flags.out}: report ${period.label} (${period.timezone}), ${data.apps.length} app(s), ${calls} calls, ${mismatches} mismatches`);
+      }
+    });
+}

@@ -1,0 +1,245 @@
+import { sql, type Kysely, type RawBuilder } from 'kysely';
+import { ConfigError } from '../config/errors.js';
+import { computeBilling } from '../export/billing.js';
+import type { Period } from '../export/period.js';
+import type { Database } from '../store/schema.js';
+import { periodDays, type PeriodDay } from './period-days.js';
+import {
+  RELATIONS,
+  type DailyTypeMinutes,
+  type DailyUsage,
+  type MismatchRow,
+  type RelationCount,
+  type ReportApp,
+  type ReportData,
+  type TopGroupRow,
+  type TopUserRow,
+} from './report-data.js';
+
+/** How many rows the ranked tables show: a page a reader finishes, not a dump (the CSV export is that). */
+export const TOP_MISMATCHES = 20;
+export const TOP_USERS = 10;
+export const TOP_GROUPS = 10;
+
+export interface CollectOptions {
+  /** Only these apps; all apps in the database when empty or absent. */
+  appIds?: readonly string[];
+  /** Shown in the header; not opened here. */
+  databasePath: string;
+}
+
+/**
+ * Reads every figure of the report for one period (a call belongs to the period of its
+ * started_at, as in the billing export). Read-only; every ranking has a full tie-break, so the
+ * same database always gives the same data. Throws ConfigError when an --app is not in the
+ * database or the period is longer than the report allows.
+ */
+export async function collectReportData(db: Kysely<Database>, period: Period, opts: CollectOptions): Promise<ReportData> {
+  const appIds = opts.appIds?.length ? [...new Set(opts.appIds)].sort() : undefined;
+  const days = periodDays(period);
+  await assertReportingSchema(db, opts.databasePath);
+  const apps = await selectApps(db, appIds);
+  const [billing, daily, relations, mismatches, topUsers, topGroups] = await Promise.all([
+    computeBilling(db, period, appIds ? { appIds } : {}),
+    selectDailyUsage(db, period, days, appIds),
+    selectRelations(db, period, appIds),
+    selectMismatches(db, period, appIds),
+    selectTopUsers(db, period, appIds),
+    selectTopGroups(db, period, appIds),
+  ]);
+  return { period, databasePath: opts.databasePath, apps, billing, daily, relations, mismatches, topUsers, topGroups };
+}
+
+/** The views the report reads (migration 20261122T010000_reporting). */
+const REPORTING_VIEWS = ['call_reconciliation', 'daily_usage', 'group_call_attendance'] as const;
+
+/** An old or empty database should get a one-line "what to do", not an SQL error. */
+async function assertReportingSchema(db: Kysely<Database>, path: string): Promise<void> {
+  const names = new Set((await db.introspection.getTables()).map((t) => t.name));
+  const missing = REPORTING_VIEWS.filter((v) => !names.has(v));
+  if (missing.length) {
+    throw new ConfigError(`database ${path} has no ${missing.join(', ')}; run \`callsync migrate\` (or \`callsync sync\`) on it first`);
+  }
+}
+
+function appFilter(column: string, appIds: readonly string[] | undefined): RawBuilder<unknown> {
+  return appIds ? sql`and ${sql.ref(column)} in (${sql.join(appIds.map((a) => sql`${a}`))})` : sql``;
+}
+
+async function selectApps(db: Kysely<Database>, appIds: readonly string[] | undefined): Promise<ReportApp[]> {
+  const rows = await db
+    .selectFrom('calls as c')
+    .leftJoin('sync_state as s', (j) => j.onRef('s.app_id', '=', 'c.app_id').onRef('s.region', '=', 'c.region'))
+    .select(['c.app_id', 'c.region', 's.last_success_at'])
+    .distinct()
+    .orderBy('c.app_id')
+    .orderBy('c.region')
+    .execute();
+  const known = [...new Set(rows.map((r) => r.app_id))];
+  const missing = (appIds ?? []).filter((a) => !known.includes(a));
+  if (missing.length) {
+    throw new ConfigError(`--app ${missing.join(', ')}: no calls of ${missing.length > 1 ? 'these apps' : 'this app'} in the database; apps in it: ${known.join(', ') || '(none: run callsync sync first)'}`);
+  }
+  return rows
+    .filter((r) => !appIds || appIds.includes(r.app_id))
+    .map((r) => ({ appId: r.app_id, region: r.region, lastSuccessAt: r.last_success_at }));
+}
+
+interface DailyRow {
+  day: string;
+  type: string;
+  calls: number;
+  user_minutes: number | null;
+}
+
+/**
+ * Daily user-minutes by type. In UTC the `daily_usage` view already has the right days (its days
+ * are UTC dates), so the chart matches ad hoc SQL on that view. In any other time zone a UTC date
+ * would put evening calls on the wrong day, so calls are bucketed by the period's local day
+ * bounds instead (a VALUES list of at most MAX_REPORT_DAYS rows, joined on started_at).
+ */
+async function selectDailyUsage(db: Kysely<Database>, period: Period, days: readonly PeriodDay[], appIds: readonly string[] | undefined): Promise<DailyUsage> {
+  const labels = days.map((d) => d.day);
+  if (!days.length) return { basis: 'utc', days: [], types: [], points: [] };
+  const utc = period.timezone === 'UTC';
+  const result = utc
+    ? await sql<DailyRow>`
+        select day, type, sum(calls) as calls, sum(user_minutes) as user_minutes
+        from daily_usage
+        where day >= ${labels[0]} and day <= ${labels[labels.length - 1]} ${appFilter('app_id', appIds)}
+        group by day, type
+        order by day, type`.execute(db)
+    : await sql<DailyRow>`
+        with days(day, day_start, day_end) as (values ${sql.join(days.map((d) => sql`(${d.day}, ${d.start}, ${d.end})`))})
+        select d.day as day, c.type as type, count(*) as calls, sum(c.participant_total_minutes) as user_minutes
+        from days d
+        join calls c on c.started_at >= d.day_start and c.started_at < d.day_end
+        where 1 = 1 ${appFilter('c.app_id', appIds)}
+        group by d.day, c.type
+        order by d.day, c.type`.execute(db);
+  const points: DailyTypeMinutes[] = result.rows.map((r) => ({ day: r.day, type: r.type, calls: Number(r.calls), userMinutes: Number(r.user_minutes ?? 0) }));
+  const types = [...new Set(points.map((p) => p.type))].sort();
+  return { basis: utc ? 'utc' : 'local', days: labels, types, points };
+}
+
+async function selectRelations(db: Kysely<Database>, period: Period, appIds: readonly string[] | undefined): Promise<RelationCount[]> {
+  let q = db
+    .selectFrom('call_reconciliation')
+    .select((eb) => ['relation', eb.fn.countAll<number>().as('calls'), eb.fn.sum<number>('participant_total_minutes').as('user_minutes')])
+    .where('started_at', '>=', period.start)
+    .where('started_at', '<', period.end);
+  if (appIds) q = q.where('app_id', 'in', appIds);
+  const rows = await q.groupBy('relation').execute();
+  // Every relation is listed, a zero included: "0 mismatches" is the news a reader wants.
+  return RELATIONS.map((relation) => {
+    const r = rows.find((x) => x.relation === relation);
+    return { relation, calls: Number(r?.calls ?? 0), userMinutes: Number(r?.user_minutes ?? 0) };
+  });
+}
+
+async function selectMismatches(db: Kysely<Database>, period: Period, appIds: readonly string[] | undefined): Promise<MismatchRow[]> {
+  let q = db
+    .selectFrom('call_reconciliation')
+    .select(['app_id', 'region', 'session_id', 'type', 'started_at', 'participant_total_minutes', 'total_duration_minutes', 'wall_clock_minutes', 'total_delta_minutes', 'issues'])
+    .where('relation', '=', 'mismatch')
+    .where('started_at', '>=', period.start)
+    .where('started_at', '<', period.end);
+  if (appIds) q = q.where('app_id', 'in', appIds);
+  const rows = await q
+    .orderBy(sql`abs(total_delta_minutes)`, 'desc')
+    .orderBy('app_id')
+    .orderBy('session_id')
+    .limit(TOP_MISMATCHES)
+    .execute();
+  return rows.map((r) => ({
+    appId: r.app_id,
+    region: r.region,
+    sessionId: r.session_id,
+    type: r.type,
+    startedAt: r.started_at,
+    userMinutes: r.participant_total_minutes,
+    callMinutes: r.total_duration_minutes,
+    wallClockMinutes: r.wall_clock_minutes,
+    // The view's delta is call − participants; the report, like the billing export, shows what
+    // participant billing adds over the call-level figure.
+    deltaMinutes: -r.total_delta_minutes,
+    issues: r.issues ? r.issues.split(',') : [],
+  }));
+}
+
+/**
+ * Users ranked by their participant minutes in calls started in the period. Computed from
+ * call_participants rather than the `user_usage` view, whose month is a UTC month text and so
+ * cannot follow --from/--to or a time zone.
+ */
+async function selectTopUsers(db: Kysely<Database>, period: Period, appIds: readonly string[] | undefined): Promise<TopUserRow[]> {
+  let q = db
+    .selectFrom('call_participants as p')
+    .innerJoin('calls as c', (j) => j.onRef('c.app_id', '=', 'p.app_id').onRef('c.session_id', '=', 'p.session_id'))
+    .select((eb) => [
+      'p.app_id',
+      'p.uid',
+      eb.fn.count<number>('p.session_id').distinct().as('calls'),
+      sql<number>`sum(coalesce(p.total_audio_minutes, 0))`.as('audio_minutes'),
+      sql<number>`sum(coalesce(p.total_video_minutes, 0))`.as('video_minutes'),
+      sql<number>`sum(coalesce(p.total_duration_minutes, 0))`.as('user_minutes'),
+    ])
+    .where('c.started_at', '>=', period.start)
+    .where('c.started_at', '<', period.end);
+  if (appIds) q = q.where('c.app_id', 'in', appIds);
+  const rows = await q.groupBy(['p.app_id', 'p.uid']).orderBy('user_minutes', 'desc').orderBy('p.app_id').orderBy('p.uid').limit(TOP_USERS).execute();
+  if (!rows.length) return [];
+  // Names live on group memberships only; min() picks one deterministically if groups disagree.
+  const names = await db
+    .selectFrom('group_members')
+    .select((eb) => ['app_id', 'uid', eb.fn.min('name').as('name')])
+    .where('uid', 'in', rows.map((r) => r.uid))
+    .where('name', 'is not', null)
+    .groupBy(['app_id', 'uid'])
+    .execute();
+  return rows.map((r) => ({
+    appId: r.app_id,
+    uid: r.uid,
+    name: names.find((n) => n.app_id === r.app_id && n.uid === r.uid)?.name ?? null,
+    calls: Number(r.calls),
+    audioMinutes: Number(r.audio_minutes),
+    videoMinutes: Number(r.video_minutes),
+    userMinutes: Number(r.user_minutes),
+  }));
+}
+
+interface GroupRow {
+  app_id: string;
+  guid: string | null;
+  calls: number;
+  user_minutes: number | null;
+  members: number | null;
+  attendance_rate: number | null;
+}
+
+/**
+ * Groups ranked by the user-minutes of their calls started in the period. Attendance comes from
+ * the `group_call_attendance` view (not in the Kysely types, hence raw SQL) and is null for a
+ * group whose membership was never synced.
+ */
+async function selectTopGroups(db: Kysely<Database>, period: Period, appIds: readonly string[] | undefined): Promise<TopGroupRow[]> {
+  const result = await sql<GroupRow>`
+    select c.app_id as app_id, c.receiver as guid, count(*) as calls,
+           sum(c.participant_total_minutes) as user_minutes,
+           max(a.members_at_last_sync) as members,
+           avg(a.attendance_rate) as attendance_rate
+    from calls c
+    left join group_call_attendance a on a.app_id = c.app_id and a.session_id = c.session_id
+    where c.receiver_type = 'group' and c.started_at >= ${period.start} and c.started_at < ${period.end} ${appFilter('c.app_id', appIds)}
+    group by c.app_id, c.receiver
+    order by user_minutes desc, c.app_id, c.receiver
+    limit ${TOP_GROUPS}`.execute(db);
+  return result.rows.map((r) => ({
+    appId: r.app_id,
+    guid: r.guid,
+    calls: Number(r.calls),
+    userMinutes: Number(r.user_minutes ?? 0),
+    membersAtLastSync: Number(r.members ?? 0),
+    attendanceRate: r.attendance_rate === null ? null : Number(r.attendance_rate),
+  }));
+}
