@@ -7,6 +7,7 @@ import { registerExport } from './commands/export.js';
 import { registerMigrate } from './commands/migrate.js';
 import { registerQuery } from './commands/query.js';
 import { registerReconcile } from './commands/reconcile.js';
+import { registerReport } from './commands/report.js';
 import { registerSchedule } from './commands/schedule.js';
 import { registerSimulate } from './commands/simulate.js';
 import { registerSync } from './commands/sync.js';
@@ -24,6 +25,7 @@ export function buildProgram(): Command {
   registerReconcile(program);
   registerExport(program);
   registerQuery(program);
+  registerReport(program);
   registerSimulate(program);
   registerDemo(program);
   return program;

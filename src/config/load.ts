@@ -1,8 +1,12 @@
 import { readFileSync } from 'node:fs';
+import { closest, distance } from 'fastest-levenshtein';
 import type { z } from 'zod';
 import { ConfigError } from './errors.js';
-import { ConfigFileSchema, type DetailFetchMode, type Region } from './schema.js';
+import { AppConfigSchema, ConfigFileSchema, type Region } from './schema.js';
 import { Secret } from './secret.js';
+
+export type Env = Readonly<Record<string, string | undefined>>;
+type FileConfig = z.output<typeof ConfigFileSchema>;
 
 export interface AppSettings {
   readonly appId: string;
@@ -15,21 +19,18 @@ export interface AppSettings {
   readonly apiKey: Secret | undefined;
 }
 
-export interface Settings {
-  readonly database: string;
+/** The resolved configuration: flags over environment over file over defaults, secrets resolved. */
+export type Settings = Readonly<Omit<FileConfig, 'apps' | 'schedule'>> & {
   readonly apps: readonly AppSettings[];
-  readonly concurrency: number;
-  readonly lookbackHours: number;
-  readonly detailFetch: DetailFetchMode;
-  readonly pageSize: number;
-  readonly requestTimeoutMs: number;
-  readonly maxAttempts: number;
-  readonly logLevel: string;
-  readonly schedule: { readonly cron: string; readonly timezone: string };
-  readonly reconcileToleranceMinutes: number;
-  readonly usageTimestampUnit: 's' | 'ms';
-  /** Base of the exponential backoff between retries; tests shorten it. */
+  readonly schedule: Readonly<FileConfig['schedule']>;
+  /** Base of the exponential backoff between retries (CALLSYNC_RETRY_BASE_MS; tests shorten it). */
   readonly retryBaseMs: number;
+};
+
+/** Command-line flags that override the config (the highest precedence). */
+export interface ConfigFlags {
+  database?: string;
+  logLevel?: string;
 }
 
 /** The documented hosts (api-facts.md, Hosts). */
@@ -40,20 +41,84 @@ export function defaultBaseUrls(appId: string, region: Region): { callsBaseUrl: 
   };
 }
 
-function formatIssue(source: string, issue: z.core.$ZodIssue): string {
-  const path = issue.path.length ? issue.path.map((p) => (typeof p === 'number' ? `[${p}]` : `.${String(p)}`)).join('').replace(/^\./, '') : '(top level)';
-  return `${source}: ${path}: ${issue.message}`;
+type EnvKind = 'string' | 'number';
+/** Environment overrides: variable → config path. They beat the file and lose to flags. */
+export const ENV_OVERRIDES: readonly { env: string; path: readonly string[]; kind: EnvKind }[] = [
+  { env: 'CALLSYNC_DATABASE', path: ['database'], kind: 'string' },
+  { env: 'CALLSYNC_LOG_LEVEL', path: ['logLevel'], kind: 'string' },
+  { env: 'CALLSYNC_CONCURRENCY', path: ['concurrency'], kind: 'number' },
+  { env: 'CALLSYNC_LOOKBACK_HOURS', path: ['lookbackHours'], kind: 'number' },
+  { env: 'CALLSYNC_DETAIL_FETCH', path: ['detailFetch'], kind: 'string' },
+  { env: 'CALLSYNC_PAGE_SIZE', path: ['pageSize'], kind: 'number' },
+  { env: 'CALLSYNC_SCHEDULE_CRON', path: ['schedule', 'cron'], kind: 'string' },
+  { env: 'CALLSYNC_SCHEDULE_TIMEZONE', path: ['schedule', 'timezone'], kind: 'string' },
+  { env: 'CALLSYNC_EXPORT_DIR', path: ['schedule', 'exportDir'], kind: 'string' },
+];
+
+function setPath(target: Record<string, unknown>, path: readonly string[], value: unknown): void {
+  let node = target;
+  for (const key of path.slice(0, -1)) {
+    const next = node[key];
+    if (!next || typeof next !== 'object' || Array.isArray(next)) node[key] = {};
+    node = node[key] as Record<string, unknown>;
+  }
+  node[path[path.length - 1]!] = value;
+}
+
+const pathText = (path: readonly PropertyKey[]): string =>
+  path.length ? path.map((p) => (typeof p === 'number' ? `[${p}]` : `.${String(p)}`)).join('').replace(/^\./, '') : '(top level)';
+
+/** Known keys at a config path, for "did you mean". */
+function knownKeys(path: readonly PropertyKey[]): string[] {
+  if (path.length === 0) return Object.keys(ConfigFileSchema.shape);
+  if (path[0] === 'apps') return Object.keys(AppConfigSchema.shape);
+  if (path[0] === 'schedule') return ['cron', 'timezone', 'reconcile', 'exportDayOfMonth', 'exportDir', 'exportFormat'];
+  return [];
+}
+
+function describeIssue(source: string, issue: z.core.$ZodIssue, origins: ReadonlyMap<string, string>): string {
+  const where = pathText(issue.path);
+  if (issue.code === 'unrecognized_keys') {
+    const known = knownKeys(issue.path);
+    const parts = issue.keys.map((k) => {
+      const near = known.length ? closest(k, known) : undefined;
+      return near && distance(k, near) <= Math.max(2, Math.floor(near.length / 3)) ? `"${k}" (did you mean "${near}"?)` : `"${k}"`;
+    });
+    return `${source}: ${where}: unknown field ${parts.join(', ')}; remove it or fix its name (the fields are in the README)`;
+  }
+  const origin = origins.get(pathText(issue.path));
+  return `${origin ?? source}: ${where}: ${issue.message}`;
 }
 
 /**
- * Validates a parsed config object and resolves defaults and secrets. Throws ConfigError naming
- * the first bad field; never reads files or the process environment itself (`env` is passed in).
+ * Validates a parsed config object and resolves, in order of precedence, flags over environment over
+ * file over defaults; API keys are read from the variables the apps name. Throws ConfigError naming
+ * the first bad field (and where its value came from). Never reads files or process.env itself.
  */
-export function resolveConfig(input: unknown, env: Readonly<Record<string, string | undefined>>, source = 'config'): Settings {
-  const parsed = ConfigFileSchema.safeParse(input);
+export function resolveConfig(input: unknown, env: Env, source = 'config', flags: ConfigFlags = {}): Settings {
+  if (!input || typeof input !== 'object' || Array.isArray(input)) throw new ConfigError(`${source}: must be a JSON object with at least "apps"`);
+  const merged = structuredClone(input) as Record<string, unknown>;
+  const origins = new Map<string, string>();
+  for (const o of ENV_OVERRIDES) {
+    const raw = env[o.env]?.trim();
+    if (!raw) continue;
+    const value = o.kind === 'number' ? Number(raw) : raw;
+    if (o.kind === 'number' && !Number.isFinite(value)) throw new ConfigError(`${o.env}=${JSON.stringify(raw)}: expected a number`);
+    setPath(merged, o.path, value);
+    origins.set(o.path.join('.'), o.env);
+  }
+  if (flags.database !== undefined) {
+    merged.database = flags.database;
+    origins.set('database', '--database');
+  }
+  if (flags.logLevel !== undefined) {
+    merged.logLevel = flags.logLevel;
+    origins.set('logLevel', '--log-level');
+  }
+  const parsed = ConfigFileSchema.safeParse(merged);
   if (!parsed.success) {
     const first = parsed.error.issues[0];
-    throw new ConfigError(first ? formatIssue(source, first) : `${source}: invalid`);
+    throw new ConfigError(first ? describeIssue(source, first, origins) : `${source}: invalid`);
   }
   const c = parsed.data;
   const seen = new Set<string>();
@@ -75,31 +140,27 @@ export function resolveConfig(input: unknown, env: Readonly<Record<string, strin
   });
   const retryBase = Number(env.CALLSYNC_RETRY_BASE_MS ?? '');
   return Object.freeze({
-    database: env.CALLSYNC_DATABASE?.trim() || c.database,
+    ...c,
     apps: Object.freeze(apps),
-    concurrency: c.concurrency,
-    lookbackHours: c.lookbackHours,
-    detailFetch: c.detailFetch,
-    pageSize: c.pageSize,
-    requestTimeoutMs: c.requestTimeoutMs,
-    maxAttempts: c.maxAttempts,
-    logLevel: env.CALLSYNC_LOG_LEVEL?.trim() || c.logLevel,
     schedule: Object.freeze({ ...c.schedule }),
-    reconcileToleranceMinutes: c.reconcileToleranceMinutes,
-    usageTimestampUnit: c.usageTimestampUnit,
     retryBaseMs: Number.isFinite(retryBase) && retryBase > 0 ? retryBase : 500,
   });
 }
 
+/** The config file path: --config, else CALLSYNC_CONFIG, else callsync.config.json. */
+export function configPath(flag: string | undefined, env: Env): string {
+  return flag ?? env.CALLSYNC_CONFIG ?? 'callsync.config.json';
+}
+
 /** Reads and resolves a JSON config file. */
-export function loadConfigFile(path: string, env: Readonly<Record<string, string | undefined>>): Settings {
+export function loadConfigFile(path: string, env: Env, flags: ConfigFlags = {}): Settings {
   let text: string;
   try {
     text = readFileSync(path, 'utf8');
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (code === 'ENOENT') {
-      throw new ConfigError(`config file ${path} not found; pass --config FILE, or run \`callsync demo\` to try it without an account`);
+      throw new ConfigError(`config file ${path} not found; pass --config FILE (or set CALLSYNC_CONFIG), or run \`callsync demo\` to try it without an account`);
     }
     throw new ConfigError(`config file ${path} cannot be read (${code ?? 'error'}); check its permissions`);
   }
@@ -109,5 +170,14 @@ export function loadConfigFile(path: string, env: Readonly<Record<string, string
   } catch (err) {
     throw new ConfigError(`${path}: not valid JSON (${(err as Error).message}); fix the file`);
   }
-  return resolveConfig(json, env, path);
+  return resolveConfig(json, env, path, flags);
+}
+
+/** The resolved config as printable JSON: every key shown as *** (or as missing), never its value. */
+export function describeSettings(s: Settings): Record<string, unknown> {
+  const { retryBaseMs: _r, ...rest } = s;
+  return {
+    ...rest,
+    apps: s.apps.map((a) => ({ ...a, apiKey: a.apiKey ? '***' : `(missing: environment variable ${a.apiKeyEnv} is not set)` })),
+  };
 }

@@ -40,13 +40,20 @@ export const ConfigFileSchema = z.strictObject({
   reconcileToleranceMinutes: z.number().min(0).max(60).default(0.01),
   /** Unit of Usage Metrics' fromDate/toDate: described as unix timestamps, but the published example uses ms. */
   usageTimestampUnit: z.enum(['s', 'ms']).default('s'),
-  /** When `callsync schedule` runs a sync: a cron expression (node-cron syntax) in a timezone. */
+  /** `callsync schedule`: when to sync, and what to do after each sync. */
   schedule: z
     .strictObject({
+      /** node-cron expression (minute hour day month weekday; an optional leading seconds field). */
       cron: z.string().min(1).default('0 2 * * *'),
       timezone: z.string().min(1).default('UTC'),
+      /** Print the reconciliation summary after each tick's sync. */
+      reconcile: z.boolean().default(true),
+      /** On this day of the month, a tick also writes the previous month's billing export. 0 = never. */
+      exportDayOfMonth: z.number().int().min(0).max(28).default(1),
+      exportDir: z.string().min(1).default('exports'),
+      exportFormat: z.enum(['csv', 'json']).default('csv'),
     })
-    .default({ cron: '0 2 * * *', timezone: 'UTC' }),
+    .prefault({}),
   logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('warn'),
 });
 

@@ -9,7 +9,8 @@ export type ApiErrorKind =
   | 'not_found' // the resource does not exist: a per-record outcome
   | 'rate_limited' // retry after the stated delay
   | 'transient' // 5xx, resets, timeouts, truncated bodies: retry with backoff
-  | 'client'; // any other 4xx or an unusable response: do not retry
+  | 'client' // any other 4xx or an unusable response: do not retry
+  | 'aborted'; // this process was asked to stop (SIGTERM/SIGINT): not the service's fault
 
 const KIND_BY_CODE: Readonly<Record<string, ApiErrorKind>> = {
   AUTH_ERR_EMPTY_APIKEY: 'auth',

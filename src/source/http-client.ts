@@ -22,6 +22,8 @@ export interface HttpClientOptions {
   readonly timeoutMs: number;
   readonly maxAttempts: number;
   readonly retryBaseMs: number;
+  /** Aborts waiting and in-flight requests (shutdown). */
+  readonly signal?: AbortSignal;
 }
 
 /** Longest Retry-After we wait for; a longer one ends the request (the run reports it). */
@@ -90,9 +92,16 @@ export class AppHttpClient {
     const { clock, maxAttempts } = this.opts;
     let last: Failure | undefined;
     let attempts = 0;
+    const signal = this.opts.signal;
+    const aborted = (): ApiError => new ApiError(`${this.label}: ${what} not sent: stopping`, 'aborted', undefined, undefined, attempts);
     for (let attempt = 1; attempt <= maxAttempts; attempt++) {
       if (this.#stopped) throw this.#stopped;
-      await this.opts.pacer.acquire();
+      if (signal?.aborted) throw aborted();
+      try {
+        await this.opts.pacer.acquire(signal);
+      } catch {
+        throw aborted();
+      }
       if (this.#stopped) throw this.#stopped;
       attempts = attempt;
       const outcome = await this.#attempt(base.origin, fullPath, kind);
@@ -105,7 +114,11 @@ export class AppHttpClient {
       const wait = Math.max(outcome.waitMs ?? 0, jittered);
       if (outcome.kind === 'rate_limited') this.opts.pacer.pauseUntil(clock.now() + wait);
       this.counters.retries++;
-      await clock.sleep(wait);
+      try {
+        await clock.sleep(wait, signal);
+      } catch {
+        throw aborted();
+      }
     }
     const f = last ?? { kind: 'transient' as const, detail: 'no attempt made' };
     const advice = ADVICE[f.kind];
@@ -134,10 +147,12 @@ export class AppHttpClient {
         headers: { apikey: this.opts.apiKey.reveal(), accept: 'application/json' },
         headersTimeout: this.opts.timeoutMs,
         bodyTimeout: this.opts.timeoutMs,
+        ...(this.opts.signal ? { signal: this.opts.signal } : {}),
       });
       text = await res.body.text();
     } catch (err) {
       const e = err as NodeJS.ErrnoException;
+      if (this.opts.signal?.aborted) return { kind: 'aborted', detail: 'stopping' };
       return { kind: 'transient', detail: `network error ${e.code ?? e.name}` };
     }
     const status = res.statusCode;

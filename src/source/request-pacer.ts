@@ -5,7 +5,8 @@
  */
 export interface Clock {
   now(): number;
-  sleep(ms: number): Promise<void>;
+  /** Resolves after `ms`; rejects early when `signal` aborts. */
+  sleep(ms: number, signal?: AbortSignal): Promise<void>;
 }
 
 /** Fraction of the configured limit used, leaving room for clock skew and arrival jitter. */
@@ -24,11 +25,11 @@ export class RequestPacer {
   }
 
   /** Resolves when the caller may send its request; callers are served in call order. */
-  async acquire(): Promise<void> {
+  async acquire(signal?: AbortSignal): Promise<void> {
     const now = this.clock.now();
     const slot = Math.max(now, this.#nextSlot, this.#pausedUntil);
     this.#nextSlot = slot + this.#intervalMs;
-    if (slot > now) await this.clock.sleep(slot - now);
+    if (slot > now) await this.clock.sleep(slot - now, signal);
   }
 
   /** Holds every request of this app until `untilMs` (after a 429, or when the server says none remain). */

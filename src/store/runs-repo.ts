@@ -52,3 +52,15 @@ export async function insertRejected(db: Db, rows: readonly NewRejectedRow[]): P
   }
   return inserted;
 }
+
+/** Marks runs left 'running' by a process that died; call only while holding the sync lease. */
+export async function abandonStaleRuns(db: Db, appIds: readonly string[], nowSec: number): Promise<number> {
+  if (appIds.length === 0) return 0;
+  const r = await db
+    .updateTable('sync_runs')
+    .set({ status: 'abandoned', ended_at: nowSec, error: 'the process running it stopped without finishing (killed or crashed); a later run resumed' })
+    .where('status', '=', 'running')
+    .where('app_id', 'in', [...appIds])
+    .executeTakeFirst();
+  return Number(r.numUpdatedRows);
+}

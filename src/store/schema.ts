@@ -193,6 +193,17 @@ export interface CallReconciliationView {
   issues: string;
 }
 
+export interface LeasesTable {
+  name: string;
+  holder: string;
+  pid: number;
+  host: string;
+  acquired_at: number;
+  renewed_at: number;
+  /** Unix milliseconds; a lease past it may be taken over. */
+  expires_at: number;
+}
+
 export interface Database {
   calls: CallsTable;
   call_participants: CallParticipantsTable;
@@ -204,6 +215,7 @@ export interface Database {
   group_members: GroupMembersTable;
   synced_groups: SyncedGroupsTable;
   call_reconciliation: CallReconciliationView;
+  leases: LeasesTable;
 }
 
 export type CallRow = Selectable<CallsTable>;

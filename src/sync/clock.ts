@@ -8,7 +8,7 @@ export interface RuntimeClock extends Clock {
 /** The real clock; tests may pass their own. */
 export const systemClock: RuntimeClock = {
   now: () => Date.now(),
-  sleep: (ms) => delay(ms),
+  sleep: (ms, signal) => delay(ms, undefined, signal ? { signal } : undefined),
   random: () => Math.random(),
 };
 

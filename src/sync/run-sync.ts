@@ -3,6 +3,9 @@ import pLimit from 'p-limit';
 import type { Settings } from '../config/load.js';
 import { saveTolerance } from '../reconcile/reconcile-report.js';
 import { migrateToLatest } from '../store/migrate.js';
+import { abandonStaleRuns } from '../store/runs-repo.js';
+import { unixSeconds } from './clock.js';
+import { acquireLease, DEFAULT_LEASE_TTL_MS, describeHolder } from './lease.js';
 import { syncApp, type AppSyncResult, type SyncDeps, type SyncOptions } from './sync-app.js';
 
 export interface RunSummary {
@@ -32,6 +35,39 @@ export async function runSync(
   const log = deps.log.child({ runId });
   const results = await Promise.all(apps.map((app) => limit(() => syncApp({ ...deps, log }, settings, app, { ...opts, runId }))));
   return { runId, results, ok: results.every((r) => r.status === 'ok') };
+}
+
+/** The lease that keeps two processes from syncing one database at once. */
+export const SYNC_LEASE = 'sync';
+
+export type ExclusiveRunOutcome = { skipped: true; reason: string } | { skipped: false; summary: RunSummary };
+
+/**
+ * runSync under the database's sync lease: when another live process holds it, returns skipped with
+ * the reason instead of syncing; a lease left by a crashed process expires and is taken over. Runs
+ * that crashed processes left 'running' are marked 'abandoned'. Losing the lease mid-run (this
+ * process stalled past the TTL) stops the run like a signal would.
+ */
+export async function runSyncExclusive(
+  deps: SyncDeps,
+  settings: Settings,
+  opts: Omit<SyncOptions, 'runId'> & { runId?: string; appIds?: readonly string[]; leaseTtlMs?: number } = {},
+): Promise<ExclusiveRunOutcome> {
+  await migrateToLatest(deps.db);
+  const got = await acquireLease(deps.db, SYNC_LEASE, deps.clock, opts.leaseTtlMs ?? DEFAULT_LEASE_TTL_MS);
+  if (!got.acquired) {
+    const reason = `another callsync is syncing this database: ${describeHolder(got.heldBy)}`;
+    deps.log.warn({ lease: SYNC_LEASE, holderPid: got.heldBy.pid, holderHost: got.heldBy.host }, `skipped: ${reason}`);
+    return { skipped: true, reason };
+  }
+  try {
+    const appIds = settings.apps.map((a) => a.appId);
+    await abandonStaleRuns(deps.db, appIds, unixSeconds(deps.clock));
+    const signal = opts.signal ? AbortSignal.any([opts.signal, got.lease.lost]) : got.lease.lost;
+    return { skipped: false, summary: await runSync(deps, settings, { ...opts, signal }) };
+  } finally {
+    await got.lease.release();
+  }
 }
 
 function fmtSeconds(ms: number): string {

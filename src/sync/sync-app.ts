@@ -32,6 +32,8 @@ export interface SyncOptions {
   /** Backfill window (unix seconds, [since, until)); does not move the watermark. */
   readonly since?: number;
   readonly until?: number;
+  /** Stops the sync between pages (SIGTERM): pages already fetched are written, the run is 'interrupted'. */
+  readonly signal?: AbortSignal;
   /** Called after each page is written (progress displays). */
   readonly onProgress?: (p: AppProgress) => void;
 }
@@ -44,13 +46,15 @@ export interface AppProgress {
   pages: number;
   callsSeen: number;
   detailFetches: number;
+  /** Calls the listing says it holds (pagination.total of the latest page), when it says. */
+  listedTotal: number | undefined;
 }
 
 export interface AppSyncResult {
   appId: string;
   region: string;
   mode: SyncMode;
-  status: 'ok' | 'partial' | 'failed';
+  status: 'ok' | 'partial' | 'failed' | 'interrupted';
   pages: number;
   callsSeen: number;
   callsWritten: number;
@@ -108,12 +112,14 @@ export async function syncApp(deps: SyncDeps, settings: Settings, app: AppSettin
       appId: app.appId, region: app.region, apiKey: app.apiKey, dispatcher: deps.dispatcher,
       pacer: new RequestPacer(app.requestsPerMinute, clock), clock,
       timeoutMs: settings.requestTimeoutMs, maxAttempts: settings.maxAttempts, retryBaseMs: settings.retryBaseMs,
+      ...(opts.signal ? { signal: opts.signal } : {}),
     });
     http = client;
     const api = new CallsApi(client, app.callsBaseUrl);
     const limit = pLimit(settings.concurrency);
     const cutoff = mode === 'incremental' ? state!.watermark_started_at! - settings.lookbackHours * 3600 : undefined;
     let newestStarted = state?.watermark_started_at ?? null;
+    let listedTotal: number | undefined;
     /** Fingerprint of each call's entry as handled in this run: a call repeated on a later page
      * (calls inserted while paging push entries down) is not fetched twice. */
     const seen = new Map<string, string>();
@@ -145,7 +151,7 @@ export async function syncApp(deps: SyncDeps, settings: Settings, app: AppSettin
       await Promise.all(
         pending.map((p) =>
           limit(async () => {
-            if (fatal) return;
+            if (fatal || opts.signal?.aborted) return;
             try {
               const got = await api.getCall(p.call.sessionId);
               const now = unixSeconds(clock);
@@ -167,6 +173,7 @@ export async function syncApp(deps: SyncDeps, settings: Settings, app: AppSettin
                 fatal ??= err.message;
                 return;
               }
+              if (err instanceof ApiError && err.kind === 'aborted') return; // not written: the next run fetches it
               r.failedCalls++;
               log.warn({ sessionId: p.call.sessionId, err: (err as Error).message }, 'Get Call failed; the call is retried on the next run');
             }
@@ -174,12 +181,13 @@ export async function syncApp(deps: SyncDeps, settings: Settings, app: AppSettin
         ),
       );
       await writePage(rows, rejects, notFoundIds);
-      opts.onProgress?.({ appId: app.appId, region: app.region, pages: r.pages, callsSeen: r.callsSeen, detailFetches: r.detailFetches });
+      opts.onProgress?.({ appId: app.appId, region: app.region, pages: r.pages, callsSeen: r.callsSeen, detailFetches: r.detailFetches, listedTotal });
     };
 
     for await (const page of paginateCalls(api, settings.pageSize)) {
-      if (fatal) break;
+      if (fatal || opts.signal?.aborted) break;
       r.pages++;
+      listedTotal = page.pagination?.total ?? listedTotal;
       const now = unixSeconds(clock);
       const rejects: NewRejectedRow[] = [];
       const valid: { call: ApiCall; raw: unknown; fp: string; time: number | null }[] = [];
@@ -223,6 +231,8 @@ export async function syncApp(deps: SyncDeps, settings: Settings, app: AppSettin
     }
     await Promise.all(inFlight);
 
+    if (opts.signal?.aborted) throw new ApiError('stopped by a signal before the run completed; the next run resumes', 'aborted', undefined, undefined, 0);
+
     // Live calls the listing no longer shows (older than the window): ask for each until it is final.
     if (!fatal && !backfill) {
       const live = (await listLiveCalls(db, app.appId)).filter((id) => !seen.has(id));
@@ -233,6 +243,7 @@ export async function syncApp(deps: SyncDeps, settings: Settings, app: AppSettin
     }
 
     if (fatal) throw new Error(fatal);
+    if (opts.signal?.aborted) throw new ApiError('stopped by a signal before the run completed; the next run resumes', 'aborted', undefined, undefined, 0);
 
     const groups = await syncGroupMembers({ db, nowSeconds: () => unixSeconds(clock), runId: opts.runId }, new ChatApi(client, app.chatBaseUrl), app.appId, [...groupsCalled].sort());
     r.groupsSynced = groups.groups;
@@ -255,10 +266,11 @@ export async function syncApp(deps: SyncDeps, settings: Settings, app: AppSettin
       });
     }
   } catch (err) {
-    r.status = 'failed';
+    r.status = opts.signal?.aborted ? 'interrupted' : 'failed';
     const msg = (err as Error).message;
     r.error = redact(msg.startsWith(`app ${app.appId}`) ? msg : `app ${app.appId} (${app.region}): ${msg}`, app.apiKey ? [app.apiKey] : []);
-    log.error({ err: r.error }, 'sync failed');
+    if (r.status === 'interrupted') r.error = `app ${app.appId} (${app.region}): interrupted by a signal; pages already fetched were written, the next run resumes`;
+    log[r.status === 'interrupted' ? 'warn' : 'error']({ err: r.error }, r.status === 'interrupted' ? 'sync interrupted' : 'sync failed');
   } finally {
     if (http) {
       r.requests = http.counters.requests;

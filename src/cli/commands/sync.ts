@@ -1,50 +1,71 @@
 import type { Command } from 'commander';
 import { ConfigError } from '../../config/errors.js';
-import { loadConfigFile } from '../../config/load.js';
-import { formatAppSummary, runSync } from '../../sync/run-sync.js';
+import { configPath, loadConfigFile } from '../../config/load.js';
+import { formatAppSummary, runSyncExclusive } from '../../sync/run-sync.js';
 import { EXIT } from '../exit-codes.js';
 import { parseTimeArg } from '../parse-time.js';
+import { createProgressDisplay } from '../progress.js';
 import { openRuntime } from '../runtime.js';
+import { abortOnSignals } from '../shutdown.js';
 
 interface SyncFlags {
-  config: string;
+  config?: string;
+  database?: string;
+  logLevel?: string;
   full?: boolean;
   since?: string;
   until?: string;
   app?: string[];
   quiet?: boolean;
+  progress?: boolean;
 }
 
 export function registerSync(program: Command): void {
   program
     .command('sync')
     .description('sync calls of every configured app into the database (incremental unless --full)')
-    .option('-c, --config <file>', 'config file', process.env.CALLSYNC_CONFIG ?? 'callsync.config.json')
+    .option('-c, --config <file>', 'config file (default: $CALLSYNC_CONFIG or callsync.config.json)')
+    .option('--database <path>', 'database file (overrides config and CALLSYNC_DATABASE)')
+    .option('--log-level <level>', 'JSON log level on stderr: fatal, error, warn, info, debug, trace, silent')
     .option('--full', 'ignore the watermark and re-list every call (unchanged calls cost no Get Call)')
     .option('--since <date>', 'backfill calls started at or after this date (YYYY-MM-DD, ISO or unix s); keeps the watermark')
     .option('--until <date>', 'backfill calls started before this date; keeps the watermark')
     .option('--app <appId...>', 'sync only these apps')
-    .option('-q, --quiet', 'print only failures')
+    .option('-q, --quiet', 'print only failures, log only errors')
+    .option('--no-progress', 'no live progress display on a terminal')
     .action(async (flags: SyncFlags) => {
-      const settings = loadConfigFile(flags.config, process.env);
+      const cfgPath = configPath(flags.config, process.env);
+      const settings = loadConfigFile(cfgPath, process.env, { ...(flags.database ? { database: flags.database } : {}), ...(flags.logLevel ? { logLevel: flags.logLevel } : {}) });
       const since = flags.since !== undefined ? parseTimeArg('--since', flags.since) : undefined;
       const until = flags.until !== undefined ? parseTimeArg('--until', flags.until) : undefined;
       if (since !== undefined && until !== undefined && since >= until) throw new ConfigError('--since must be before --until');
       const unknown = (flags.app ?? []).filter((id) => !settings.apps.some((a) => a.appId === id));
-      if (unknown.length) throw new ConfigError(`--app ${unknown.join(', ')}: not in ${flags.config}; configured apps: ${settings.apps.map((a) => a.appId).join(', ')}`);
+      if (unknown.length) throw new ConfigError(`--app ${unknown.join(', ')}: not in ${cfgPath}; configured apps: ${settings.apps.map((a) => a.appId).join(', ')}`);
       const rt = openRuntime(settings, { quiet: flags.quiet ?? false });
+      const progress = flags.quiet || flags.progress === false ? undefined : createProgressDisplay();
+      const stop = abortOnSignals((sig) => rt.log.warn({ signal: sig }, 'stopping: writing what was fetched, then exiting'));
       try {
-        const summary = await runSync({ db: rt.store.db, dispatcher: rt.dispatcher, clock: rt.clock, log: rt.log }, settings, {
+        const outcome = await runSyncExclusive({ db: rt.store.db, dispatcher: rt.dispatcher, clock: rt.clock, log: rt.log }, settings, {
           full: flags.full ?? false,
+          signal: stop.signal,
           ...(since !== undefined ? { since } : {}),
           ...(until !== undefined ? { until } : {}),
           ...(flags.app ? { appIds: flags.app } : {}),
+          ...(progress ? { onProgress: (p) => progress.update(p) } : {}),
         });
-        for (const r of summary.results) {
+        progress?.stop();
+        if (outcome.skipped) {
+          console.error(`callsync: skipped: ${outcome.reason}`);
+          process.exitCode = EXIT.SKIPPED;
+          return;
+        }
+        for (const r of outcome.summary.results) {
           if (!flags.quiet || r.status !== 'ok') (r.status === 'ok' ? console.log : console.error)(formatAppSummary(r));
         }
-        process.exitCode = summary.ok ? EXIT.OK : EXIT.SYNC_FAILED;
+        process.exitCode = outcome.summary.ok ? EXIT.OK : stop.signal.aborted ? EXIT.INTERRUPTED : EXIT.SYNC_FAILED;
       } finally {
+        progress?.stop();
+        stop.dispose();
         await rt.close();
       }
     });
