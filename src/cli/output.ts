@@ -1,7 +1,7 @@
-import { rename, writeFile } from 'node:fs/promises';
 import Table from 'cli-table3';
 import { stringify } from 'csv-stringify/sync';
 import { ConfigError } from '../config/errors.js';
+import { writeFileAtomic } from '../export/write-file.js';
 
 export type OutputFormat = 'table' | 'csv' | 'json';
 
@@ -35,10 +35,8 @@ export async function writeOutput(path: string | undefined, text: string): Promi
     process.stdout.write(text);
     return;
   }
-  const tmp = `${path}.${process.pid}.tmp`;
   try {
-    await writeFile(tmp, text);
-    await rename(tmp, path);
+    await writeFileAtomic(path, text);
   } catch (err) {
     throw new ConfigError(`--out ${path}: cannot write (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}); check the folder exists and is writable`);
   }

@@ -1,4 +1,4 @@
-import type { Kysely, Transaction, Updateable } from 'kysely';
+import type { Kysely, Selectable, Transaction, Updateable } from 'kysely';
 import type { Database, NewRejectedRow, SyncRunsTable, SyncStateTable } from './schema.js';
 
 type Db = Kysely<Database> | Transaction<Database>;
@@ -63,4 +63,49 @@ export async function abandonStaleRuns(db: Db, appIds: readonly string[], nowSec
     .where('app_id', 'in', [...appIds])
     .executeTakeFirst();
   return Number(r.numUpdatedRows);
+}
+
+export async function listRecentRuns(db: Db, limit: number, appId?: string): Promise<Selectable<SyncRunsTable>[]> {
+  let q = db.selectFrom('sync_runs').selectAll().orderBy('id', 'desc').limit(limit);
+  if (appId) q = q.where('app_id', '=', appId);
+  return q.execute();
+}
+
+export interface AppStatus {
+  app_id: string;
+  region: string;
+  watermark_started_at: number | null;
+  last_success_at: number | null;
+  calls: number;
+  rejected: number;
+  last_run_status: string | null;
+  last_run_error: string | null;
+  last_run_started_at: number | null;
+}
+
+/** Per app and region found in the database: state, counts and the last finished (or running) run. */
+export async function appStatuses(db: Db): Promise<AppStatus[]> {
+  const keys = await db
+    .selectFrom('sync_runs')
+    .select(['app_id', 'region'])
+    .union(db.selectFrom('sync_state').select(['app_id', 'region']))
+    .execute();
+  const out: AppStatus[] = [];
+  for (const { app_id, region } of keys) {
+    const state = await getSyncState(db, app_id, region);
+    const calls = await db.selectFrom('calls').select((eb) => eb.fn.countAll<number>().as('n')).where('app_id', '=', app_id).where('region', '=', region).executeTakeFirstOrThrow();
+    const rejected = await db.selectFrom('rejected_records').select((eb) => eb.fn.countAll<number>().as('n')).where('app_id', '=', app_id).executeTakeFirstOrThrow();
+    const last = await db.selectFrom('sync_runs').select(['status', 'error', 'started_at']).where('app_id', '=', app_id).where('region', '=', region).orderBy('id', 'desc').limit(1).executeTakeFirst();
+    out.push({
+      app_id, region,
+      watermark_started_at: state?.watermark_started_at ?? null,
+      last_success_at: state?.last_success_at ?? null,
+      calls: Number(calls.n),
+      rejected: Number(rejected.n),
+      last_run_status: last?.status ?? null,
+      last_run_error: last?.error ?? null,
+      last_run_started_at: last?.started_at ?? null,
+    });
+  }
+  return out.sort((a, b) => (a.app_id + a.region).localeCompare(b.app_id + b.region));
 }

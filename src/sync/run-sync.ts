@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { setMaxListeners } from 'node:events';
 import pLimit from 'p-limit';
 import type { Settings } from '../config/load.js';
 import { saveTolerance } from '../reconcile/reconcile-report.js';
@@ -33,6 +34,8 @@ export async function runSync(
   const apps = opts.appIds?.length ? settings.apps.filter((a) => opts.appIds!.includes(a.appId)) : settings.apps;
   const limit = pLimit(APP_CONCURRENCY);
   const log = deps.log.child({ runId });
+  // Every in-flight request listens on the stop signal: far more than the default 10 listeners.
+  if (opts.signal) setMaxListeners(0, opts.signal);
   const results = await Promise.all(apps.map((app) => limit(() => syncApp({ ...deps, log }, settings, app, { ...opts, runId }))));
   return { runId, results, ok: results.every((r) => r.status === 'ok') };
 }

@@ -279,6 +279,9 @@ export async function syncApp(deps: SyncDeps, settings: Settings, app: AppSettin
       r.rateLimited = http.counters.rateLimited;
     }
     r.durationMs = clock.now() - startedMs;
+    if (r.status === 'ok') {
+      log.info({ mode, pages: r.pages, callsSeen: r.callsSeen, callsWritten: r.callsWritten, callsFromList: r.callsFromList, detailFetches: r.detailFetches, requests: r.requests, retries: r.retries, durationMs: r.durationMs }, 'app synced');
+    }
     await updateRun(db, runRowId, {
       ended_at: unixSeconds(clock), status: r.status, pages: r.pages, calls_seen: r.callsSeen, calls_written: r.callsWritten,
       calls_from_list: r.callsFromList, detail_fetches: r.detailFetches, not_found: r.notFound, requests: r.requests,

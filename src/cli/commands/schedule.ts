@@ -1,40 +1,76 @@
 import type { Command } from 'commander';
-import { scheduleNightlySync } from '../../../jobs/nightly-sync.js';
-import { loadConfigFile } from '../../config/load.js';
-import { formatAppSummary, runSync } from '../../sync/run-sync.js';
+import { scheduleNightlySync, validateSchedule } from '../../../jobs/nightly-sync.js';
+import { configPath, loadConfigFile } from '../../config/load.js';
+import { formatAppSummary } from '../../sync/run-sync.js';
+import { runScheduledTick, type TickResult } from '../../sync/scheduled-tick.js';
 import { EXIT } from '../exit-codes.js';
-import { openRuntime } from '../runtime.js';
+import { openRuntime, type Runtime } from '../runtime.js';
+import { abortOnSignals } from '../shutdown.js';
+
+function printTick(result: TickResult, quiet: boolean): number {
+  if (result.skipped) {
+    console.error(`callsync: skipped: ${result.reason}`);
+    return EXIT.SKIPPED;
+  }
+  for (const r of result.summary.results) if (!quiet || r.status !== 'ok') (r.status === 'ok' ? console.log : console.error)(formatAppSummary(r));
+  if (result.reconciliation && !quiet) {
+    const parts = result.reconciliation.summary.map((s) => `${s.app_id} ${s.relation} ${s.calls}`);
+    console.log(`reconciliation: ${parts.join(', ') || 'no calls'}; ${result.reconciliation.mismatchCount} mismatch(es)`);
+  }
+  if (result.exportPath && !quiet) console.log(`billing export written: ${result.exportPath}`);
+  if (result.summary.ok) return EXIT.OK;
+  return result.summary.results.some((r) => r.status === 'interrupted') ? EXIT.INTERRUPTED : EXIT.SYNC_FAILED;
+}
 
 export function registerSchedule(program: Command): void {
   program
     .command('schedule')
-    .description('stay running and sync on the configured cron schedule (default 02:00 UTC nightly)')
-    .option('-c, --config <file>', 'config file', process.env.CALLSYNC_CONFIG ?? 'callsync.config.json')
+    .description('stay running and sync on schedule.cron (default 02:00 UTC nightly), then reconcile and export')
+    .option('-c, --config <file>', 'config file (default: $CALLSYNC_CONFIG or callsync.config.json)')
+    .option('--database <path>', 'database file (overrides config and CALLSYNC_DATABASE)')
+    .option('--log-level <level>', 'JSON log level on stderr')
     .option('--run-now', 'run one tick immediately, then exit')
-    .action(async (flags: { config: string; runNow?: boolean }) => {
-      const settings = loadConfigFile(flags.config, process.env);
-      const rt = openRuntime(settings);
-      const tick = async (): Promise<boolean> => {
-        const summary = await runSync({ db: rt.store.db, dispatcher: rt.dispatcher, clock: rt.clock, log: rt.log }, settings);
-        for (const r of summary.results) (r.status === 'ok' ? console.log : console.error)(formatAppSummary(r));
-        return summary.ok;
-      };
+    .option('-q, --quiet', 'print only failures')
+    .action(async (flags: { config?: string; database?: string; logLevel?: string; runNow?: boolean; quiet?: boolean }) => {
+      const settings = loadConfigFile(configPath(flags.config, process.env), process.env, {
+        ...(flags.database ? { database: flags.database } : {}),
+        ...(flags.logLevel ? { logLevel: flags.logLevel } : {}),
+      });
+      validateSchedule(settings.schedule);
+      const rt: Runtime = openRuntime(settings, { quiet: flags.quiet ?? false });
+      const deps = { db: rt.store.db, dispatcher: rt.dispatcher, clock: rt.clock, log: rt.log };
+      const stop = abortOnSignals((sig) => rt.log.warn({ signal: sig }, 'stopping: finishing the current page, then exiting'));
       if (flags.runNow) {
         try {
-          process.exitCode = (await tick()) ? EXIT.OK : EXIT.SYNC_FAILED;
+          process.exitCode = printTick(await runScheduledTick(deps, settings, { signal: stop.signal }), flags.quiet ?? false);
         } finally {
+          stop.dispose();
           await rt.close();
         }
         return;
       }
+      let running: Promise<void> | undefined;
       const task = scheduleNightlySync(settings.schedule, async () => {
-        await tick();
+        running = (async () => {
+          try {
+            printTick(await runScheduledTick(deps, settings, { signal: stop.signal }), flags.quiet ?? false);
+          } catch (err) {
+            rt.log.error({ err: (err as Error).message }, 'scheduled tick failed');
+            console.error(`callsync: scheduled tick failed: ${(err as Error).message}`);
+          }
+          console.log(`next sync at ${task.getNextRun()?.toISOString() ?? '(none)'}`);
+        })();
+        await running;
       });
-      console.log(`callsync schedule: next sync at ${task.getNextRun()?.toISOString() ?? '(none)'} (${settings.schedule.cron}, ${settings.schedule.timezone})`);
-      const stop = (): void => {
-        void Promise.resolve(task.stop()).then(() => rt.close());
-      };
-      process.once('SIGINT', stop);
-      process.once('SIGTERM', stop);
+      console.log(`callsync schedule: next sync at ${task.getNextRun()?.toISOString() ?? '(none)'} (${settings.schedule.cron}, ${settings.schedule.timezone}); SIGTERM stops it`);
+      stop.signal.addEventListener('abort', () => {
+        void (async () => {
+          await task.stop();
+          await running; // the tick stops at its next page boundary and marks its runs interrupted
+          stop.dispose();
+          await rt.close();
+          process.exitCode = EXIT.OK;
+        })();
+      });
     });
 }

@@ -1,0 +1,37 @@
+import type { Command } from 'commander';
+import { ConfigError } from '../../config/errors.js';
+import { isoUtc } from '../../export/period.js';
+import { listRecentRuns } from '../../store/runs-repo.js';
+import { resolveDatabasePath } from '../database-path.js';
+import { openExistingStore } from '../open-existing.js';
+import { parseFormat, renderGrid } from '../output.js';
+
+const COLUMNS = ['id', 'run', 'app', 'mode', 'status', 'started', 'seconds', 'pages', 'calls', 'written', 'from_list', 'get_call', 'requests', 'retries', 'rejected', 'error'] as const;
+
+export function registerRuns(program: Command): void {
+  program
+    .command('runs')
+    .description('recent sync runs with their counts, durations and errors')
+    .option('--limit <n>', 'how many', '20')
+    .option('--app <appId>', 'only this app')
+    .option('--format <format>', 'table or json', 'table')
+    .option('-c, --config <file>', 'config file (for its database)', process.env.CALLSYNC_CONFIG ?? 'callsync.config.json')
+    .option('--database <path>', 'database file (overrides the config)')
+    .action(async (flags: { limit: string; app?: string; format: string; config: string; database?: string }) => {
+      const format = parseFormat(flags.format, ['table', 'json']);
+      const limit = Number(flags.limit);
+      if (!Number.isInteger(limit) || limit < 1) throw new ConfigError('--limit: expected a whole number ≥ 1');
+      const store = await openExistingStore(resolveDatabasePath(flags));
+      try {
+        const runs = await listRecentRuns(store.db, limit, flags.app);
+        const rows = runs.map((r) => [
+          r.id, r.run_id.slice(0, 8), `${r.app_id} (${r.region})`, r.mode, r.status, isoUtc(r.started_at),
+          r.ended_at === null ? null : r.ended_at - r.started_at, r.pages, r.calls_seen, r.calls_written, r.calls_from_list,
+          r.detail_fetches, r.requests, r.retries, r.rejected, r.error,
+        ]);
+        process.stdout.write(format === 'json' ? `${JSON.stringify(runs, null, 2)}\n` : renderGrid(COLUMNS, rows, 'table'));
+      } finally {
+        await store.close();
+      }
+    });
+}

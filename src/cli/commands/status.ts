@@ -1,0 +1,48 @@
+import { existsSync } from 'node:fs';
+import type { Command } from 'commander';
+import { configPath, loadConfigFile, type Settings } from '../../config/load.js';
+import { isoUtc } from '../../export/period.js';
+import { appStatuses, type AppStatus } from '../../store/runs-repo.js';
+import { EXIT } from '../exit-codes.js';
+import { openExistingStore } from '../open-existing.js';
+import { parseFormat, renderGrid } from '../output.js';
+
+/** Statuses of a last run that make `status` (and so a container healthcheck) fail. */
+const UNHEALTHY = new Set(['failed', 'partial', 'abandoned']);
+
+export function registerStatus(program: Command): void {
+  program
+    .command('status')
+    .description('per app: last successful sync, watermark, calls, rejected records, and whether the last run failed (exit 1 if one did)')
+    .option('--format <format>', 'table or json', 'table')
+    .option('-c, --config <file>', 'config file (default: $CALLSYNC_CONFIG or callsync.config.json)')
+    .option('--database <path>', 'database file (overrides the config)')
+    .action(async (flags: { format: string; config?: string; database?: string }) => {
+      const format = parseFormat(flags.format, ['table', 'json']);
+      const cfg = configPath(flags.config, process.env);
+      const settings: Settings | undefined = existsSync(cfg) ? loadConfigFile(cfg, process.env, flags.database ? { database: flags.database } : {}) : undefined;
+      const path = flags.database ?? settings?.database ?? process.env.CALLSYNC_DATABASE ?? 'data/callsync.db';
+      const store = await openExistingStore(path);
+      let statuses: AppStatus[];
+      try {
+        statuses = await appStatuses(store.db);
+      } finally {
+        await store.close();
+      }
+      // Configured apps that never ran are listed too: a new app is visible before its first sync.
+      for (const a of settings?.apps ?? []) {
+        if (!statuses.some((s) => s.app_id === a.appId && s.region === a.region)) {
+          statuses.push({ app_id: a.appId, region: a.region, watermark_started_at: null, last_success_at: null, calls: 0, rejected: 0, last_run_status: null, last_run_error: null, last_run_started_at: null });
+        }
+      }
+      const failing = statuses.filter((s) => s.last_run_status !== null && UNHEALTHY.has(s.last_run_status));
+      if (format === 'json') process.stdout.write(`${JSON.stringify({ healthy: failing.length === 0, apps: statuses }, null, 2)}\n`);
+      else {
+        const cols = ['app', 'last success', 'watermark', 'calls', 'rejected', 'last run', 'error'] as const;
+        const rows = statuses.map((s) => [`${s.app_id} (${s.region})`, isoUtc(s.last_success_at) || 'never', isoUtc(s.watermark_started_at), s.calls, s.rejected, s.last_run_status ?? 'never ran', s.last_run_error]);
+        process.stdout.write(renderGrid(cols, rows, 'table'));
+        process.stdout.write(failing.length ? `UNHEALTHY: the last run of ${failing.map((s) => s.app_id).join(', ')} did not succeed\n` : 'healthy\n');
+      }
+      process.exitCode = failing.length ? EXIT.SYNC_FAILED : EXIT.OK;
+    });
+}

@@ -1,0 +1,49 @@
+import { join } from 'node:path';
+import type { Settings } from '../config/load.js';
+import { BILLING_COLUMNS, computeBilling } from '../export/billing.js';
+import { previousMonth, resolvePeriod } from '../export/period.js';
+import { writeFileAtomic } from '../export/write-file.js';
+import { formatRows } from '../export/write-table.js';
+import { reconcileReport, type ReconcileReport } from '../reconcile/reconcile-report.js';
+import { unixSeconds } from './clock.js';
+import { runSyncExclusive, type RunSummary } from './run-sync.js';
+import type { SyncDeps } from './sync-app.js';
+
+export type TickResult =
+  | { skipped: true; reason: string }
+  | { skipped: false; summary: RunSummary; reconciliation?: ReconcileReport; exportPath?: string };
+
+/** Day of the month of `nowSec` in `tz`. */
+function dayOfMonth(nowSec: number, tz: string): number {
+  return Number(new Intl.DateTimeFormat('en-US', { timeZone: tz, day: 'numeric' }).format(new Date(nowSec * 1000)));
+}
+
+/**
+ * One scheduled tick: sync every app under the database's lease, then reconcile, then (on
+ * `schedule.exportDayOfMonth`) write the previous month's billing export into `schedule.exportDir`.
+ * The export is written even when some app failed, since it is a snapshot of what the database
+ * holds; the run summary says which apps failed.
+ */
+export async function runScheduledTick(deps: SyncDeps, settings: Settings, opts: { signal?: AbortSignal } = {}): Promise<TickResult> {
+  const outcome = await runSyncExclusive(deps, settings, opts.signal ? { signal: opts.signal } : {});
+  if (outcome.skipped) return outcome;
+  const result: TickResult = { skipped: false, summary: outcome.summary };
+  if (opts.signal?.aborted) return result;
+  const log = deps.log.child({ runId: outcome.summary.runId });
+  if (settings.schedule.reconcile) {
+    result.reconciliation = await reconcileReport(deps.db, {}, 20);
+    for (const s of result.reconciliation.summary) log.info({ ...s }, 'reconciliation');
+  }
+  const now = unixSeconds(deps.clock);
+  const { exportDayOfMonth, timezone, exportDir, exportFormat } = settings.schedule;
+  if (exportDayOfMonth > 0 && dayOfMonth(now, timezone) === exportDayOfMonth) {
+    const month = previousMonth(now, timezone);
+    const period = resolvePeriod({ month, timezone });
+    const rows = await computeBilling(deps.db, period);
+    const path = join(exportDir, `billing-${month}.${exportFormat}`);
+    await writeFileAtomic(path, formatRows(rows, BILLING_COLUMNS, exportFormat), { createDir: true });
+    result.exportPath = path;
+    log.info({ path, month, rows: rows.length }, 'billing export written');
+  }
+  return result;
+}
