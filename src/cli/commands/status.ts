@@ -22,6 +22,12 @@ export function registerStatus(program: Command): void {
       const cfg = configPath(flags.config, process.env);
       const settings: Settings | undefined = existsSync(cfg) ? loadConfigFile(cfg, process.env, flags.database ? { database: flags.database } : {}) : undefined;
       const path = flags.database ?? settings?.database ?? process.env.CALLSYNC_DATABASE ?? 'data/callsync.db';
+      if (!existsSync(path)) {
+        // Before the first sync there is nothing wrong to report (a fresh container is healthy).
+        console.log(`no database at ${path} yet: never synced${settings ? ` (${settings.apps.length} app(s) configured)` : ''}`);
+        process.exitCode = EXIT.OK;
+        return;
+      }
       const store = await openExistingStore(path);
       let statuses: AppStatus[];
       try {
