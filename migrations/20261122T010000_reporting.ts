@@ -7,15 +7,15 @@ type Db = Kysely<any>;
 
 /** Per-call participant aggregates, kept on `calls` when a call is written (its participants are
  * replaced with it), so reconciliation and exports scan calls alone, never 4 rows per call. */
-const AGGREGATES: [string, 'integer' | 'real'][] = [
-  ['participant_rows', 'integer'],
-  ['joined_devices', 'integer'],
-  ['joined_users', 'integer'],
-  ['participant_audio_minutes', 'real'],
-  ['participant_video_minutes', 'real'],
-  ['participant_total_minutes', 'real'],
-  ['participant_outside_rows', 'integer'],
-  ['recording_minutes', 'real'],
+const AGGREGATES: [string, 'bigint' | 'double precision'][] = [
+  ['participant_rows', 'bigint'],
+  ['joined_devices', 'bigint'],
+  ['joined_users', 'bigint'],
+  ['participant_audio_minutes', 'double precision'],
+  ['participant_video_minutes', 'double precision'],
+  ['participant_total_minutes', 'double precision'],
+  ['participant_outside_rows', 'bigint'],
+  ['recording_minutes', 'double precision'],
 ];
 
 export async function up(db: Db): Promise<void> {
@@ -38,8 +38,8 @@ export async function up(db: Db): Promise<void> {
           or (p.left_at is not null and (p.left_at > calls.ended_at or p.left_at < calls.started_at)))),
       recording_minutes = coalesce((select sum(r.duration_minutes) from call_recordings r where r.app_id = calls.app_id and r.session_id = calls.session_id), 0)
   `.execute(db);
-  await db.schema.alterTable('sync_runs').addColumn('groups_synced', 'integer', (c) => c.notNull().defaultTo(0)).execute();
-  await db.schema.alterTable('sync_runs').addColumn('members_synced', 'integer', (c) => c.notNull().defaultTo(0)).execute();
+  await db.schema.alterTable('sync_runs').addColumn('groups_synced', 'bigint', (c) => c.notNull().defaultTo(0)).execute();
+  await db.schema.alterTable('sync_runs').addColumn('members_synced', 'bigint', (c) => c.notNull().defaultTo(0)).execute();
   await db.schema.createIndex('calls_group_receiver').on('calls').columns(['app_id', 'receiver_type', 'receiver']).execute();
 
   await db.schema
@@ -61,11 +61,11 @@ export async function up(db: Db): Promise<void> {
     .addColumn('status', 'text')
     .addColumn('role', 'text')
     .addColumn('scope', 'text')
-    .addColumn('joined_at', 'integer')
-    .addColumn('created_at', 'integer')
-    .addColumn('updated_at', 'integer')
+    .addColumn('joined_at', 'bigint')
+    .addColumn('created_at', 'bigint')
+    .addColumn('updated_at', 'bigint')
     .addColumn('conversation_id', 'text')
-    .addColumn('synced_at', 'integer', (c) => c.notNull())
+    .addColumn('synced_at', 'bigint', (c) => c.notNull())
     .addPrimaryKeyConstraint('group_members_pk', ['app_id', 'guid', 'uid'])
     .execute();
 
@@ -74,9 +74,9 @@ export async function up(db: Db): Promise<void> {
     .addColumn('app_id', 'text', (c) => c.notNull())
     .addColumn('guid', 'text', (c) => c.notNull())
     .addColumn('status', 'text', (c) => c.notNull())
-    .addColumn('members', 'integer', (c) => c.notNull())
-    .addColumn('synced_at', 'integer', (c) => c.notNull())
-    .addColumn('not_found_at', 'integer')
+    .addColumn('members', 'bigint', (c) => c.notNull())
+    .addColumn('synced_at', 'bigint', (c) => c.notNull())
+    .addColumn('not_found_at', 'bigint')
     .addPrimaryKeyConstraint('synced_groups_pk', ['app_id', 'guid'])
     .execute();
 

@@ -10,11 +10,11 @@ export async function up(db: Db): Promise<void> {
     .createTable('leases')
     .addColumn('name', 'text', (c) => c.primaryKey())
     .addColumn('holder', 'text', (c) => c.notNull())
-    .addColumn('pid', 'integer', (c) => c.notNull())
+    .addColumn('pid', 'bigint', (c) => c.notNull())
     .addColumn('host', 'text', (c) => c.notNull())
-    .addColumn('acquired_at', 'integer', (c) => c.notNull())
-    .addColumn('renewed_at', 'integer', (c) => c.notNull())
-    .addColumn('expires_at', 'integer', (c) => c.notNull())
+    .addColumn('acquired_at', 'bigint', (c) => c.notNull())
+    .addColumn('renewed_at', 'bigint', (c) => c.notNull())
+    .addColumn('expires_at', 'bigint', (c) => c.notNull())
     .execute();
 }
 

@@ -1,12 +1,12 @@
 import { existsSync } from 'node:fs';
 import { ConfigError } from '../config/errors.js';
-import { openSqliteStore, type Store } from '../store/connection.js';
+import { isPostgresUrl, openStore, type Store } from '../store/connection.js';
 import { migrateToLatest } from '../store/migrate.js';
 
 /** Opens a database that a sync already created, brought to the latest schema (views included). */
 export async function openExistingStore(path: string): Promise<Store> {
-  if (!existsSync(path)) throw new ConfigError(`database ${path} does not exist; run \`callsync sync\` first, or pass --database`);
-  const store = openSqliteStore(path);
+  if (!isPostgresUrl(path) && !existsSync(path)) throw new ConfigError(`database ${path} does not exist; run \`callsync sync\` first, or pass --database`);
+  const store = await openStore(path);
   try {
     await migrateToLatest(store.db);
   } catch (err) {

@@ -1,7 +1,7 @@
 import { Agent } from 'undici';
 import type { Settings } from '../config/load.js';
 import { createLogger, type Logger } from '../log/logger.js';
-import { openSqliteStore, type Store } from '../store/connection.js';
+import { openStore, type Store } from '../store/connection.js';
 import { systemClock, type RuntimeClock } from '../sync/clock.js';
 
 export interface Runtime {
@@ -13,8 +13,8 @@ export interface Runtime {
 }
 
 /** Builds the dependencies of one command from resolved settings; `close()` releases them all. */
-export function openRuntime(settings: Settings, opts: { quiet?: boolean } = {}): Runtime {
-  const store = openSqliteStore(settings.database);
+export async function openRuntime(settings: Settings, opts: { quiet?: boolean } = {}): Promise<Runtime> {
+  const store = await openStore(settings.database);
   const dispatcher = new Agent({
     // One keep-alive pool per origin, sized for the detail fetches plus the listing.
     connections: settings.concurrency + 2,

@@ -5,9 +5,13 @@ import { Kysely, SqliteDialect } from 'kysely';
 import { ConfigError } from '../config/errors.js';
 import type { Database } from './schema.js';
 
+export type DialectName = 'sqlite' | 'postgres';
+
 export interface Store {
   readonly db: Kysely<Database>;
+  /** The database as it may be shown: a file path, or a postgres URL without its password. */
   readonly path: string;
+  readonly dialect: DialectName;
   close(): Promise<void>;
 }
 
@@ -37,6 +41,21 @@ export function openSqliteStore(path: string, opts: { readonly?: boolean } = {})
   return {
     db,
     path,
+    dialect: 'sqlite',
     close: () => db.destroy(),
   };
+}
+
+/** `database` values that name a PostgreSQL server rather than a SQLite file. */
+export function isPostgresUrl(database: string): boolean {
+  return /^postgres(ql)?:\/\//i.test(database);
+}
+
+/** Opens the configured database: a `postgres://` URL, or else a SQLite file path. */
+export async function openStore(database: string, opts: { readonly?: boolean } = {}): Promise<Store> {
+  if (isPostgresUrl(database)) {
+    const { openPostgresStore } = await import('./postgres.js');
+    return openPostgresStore(database);
+  }
+  return openSqliteStore(database, opts);
 }

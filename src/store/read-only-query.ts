@@ -1,5 +1,8 @@
 import SqliteDatabase from 'better-sqlite3';
+import pg from 'pg';
 import { ConfigError } from '../config/errors.js';
+import { isPostgresUrl } from './connection.js';
+import { displayUrl } from './postgres.js';
 
 export interface QueryResult {
   columns: string[];
@@ -16,7 +19,34 @@ export class QueryRefusedError extends Error {
  * UPDATE, DELETE, DDL, a writing PRAGMA) is refused before it runs; the read-only connection is a
  * second guard. Throws ConfigError for a missing database and for SQL errors, with SQLite's message.
  */
-export function runReadOnlyQuery(path: string, text: string): QueryResult {
+export async function runReadOnlyQuery(database: string, text: string): Promise<QueryResult> {
+  return isPostgresUrl(database) ? runPostgresReadOnly(database, text) : runSqliteReadOnly(database, text);
+}
+
+/** PostgreSQL: the statement runs in a READ ONLY transaction that is always rolled back. */
+async function runPostgresReadOnly(url: string, text: string): Promise<QueryResult> {
+  const client = new pg.Client({ connectionString: url });
+  try {
+    await client.connect();
+  } catch (err) {
+    throw new ConfigError(`database ${displayUrl(url)} cannot be reached (${(err as Error).message})`);
+  }
+  try {
+    await client.query('begin transaction read only');
+    const res = await client.query({ text, rowMode: 'array' });
+    const last = Array.isArray(res) ? res[res.length - 1] : res;
+    return { columns: (last?.fields ?? []).map((f: { name: string }) => f.name), rows: (last?.rows ?? []) as unknown[][] };
+  } catch (err) {
+    const e = err as { code?: string; message: string };
+    if (e.code === '25006') throw new QueryRefusedError('query is read-only: this statement would change the database, so it was not run. Use a SELECT (or WITH … SELECT).');
+    throw new ConfigError(`query: ${e.message}`);
+  } finally {
+    await client.query('rollback').catch(() => undefined);
+    await client.end();
+  }
+}
+
+function runSqliteReadOnly(path: string, text: string): QueryResult {
   let native: SqliteDatabase.Database;
   try {
     native = new SqliteDatabase(path, { readonly: true, fileMustExist: true });

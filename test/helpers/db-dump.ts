@@ -1,4 +1,4 @@
-import { sql, type Kysely } from 'kysely';
+import { PostgresAdapter, sql, type Kysely } from 'kysely';
 import type { Database } from '../../src/store/schema.js';
 
 /** Every stored row of the call tables for an app, keyed by session, as comparable text. */
@@ -21,7 +21,9 @@ export function changedKeys(before: Map<string, string>, after: Map<string, stri
   return [...keys].filter((k) => before.get(k) !== after.get(k)).sort();
 }
 
+/** SQLite's integrity and foreign-key checks; PostgreSQL enforces both itself, so there it is []. */
 export async function integrityProblems(db: Kysely<Database>): Promise<string[]> {
+  if (db.getExecutor().adapter instanceof PostgresAdapter) return [];
   const integrity = await sql<{ integrity_check: string }>`pragma integrity_check`.execute(db);
   const fk = await sql<Record<string, unknown>>`pragma foreign_key_check`.execute(db);
   const out = integrity.rows.map((r) => r.integrity_check).filter((v) => v !== 'ok');

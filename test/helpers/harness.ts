@@ -5,7 +5,7 @@ import { Agent } from 'undici';
 import { resolveConfig, type Settings } from '../../src/config/load.js';
 import { silentLogger } from '../../src/log/logger.js';
 import { startSimulator, type FaultProfile, type SimAppSpec, type Simulator } from '../../src/simulator/index.js';
-import { openSqliteStore, type Store } from '../../src/store/connection.js';
+import { openStore, type Store } from '../../src/store/connection.js';
 import { systemClock } from '../../src/sync/clock.js';
 import { runSync, type RunSummary } from '../../src/sync/run-sync.js';
 import type { SyncOptions } from '../../src/sync/sync-app.js';
@@ -48,7 +48,7 @@ export function testSettings(sim: Simulator, appIds: string[], database: string,
 
 /** Runs one in-process sync with the real client, a real Agent and a real SQLite file. */
 export async function syncWith(settings: Settings, opts: Omit<SyncOptions, 'runId'> = {}): Promise<RunSummary> {
-  const store = openSqliteStore(settings.database);
+  const store = await openStore(settings.database);
   const dispatcher = new Agent({ connections: settings.concurrency + 2, keepAliveTimeout: 5_000 });
   try {
     return await runSync({ db: store.db, dispatcher, clock: systemClock, log: silentLogger }, settings, opts);
@@ -59,7 +59,7 @@ export async function syncWith(settings: Settings, opts: Omit<SyncOptions, 'runI
 }
 
 export async function withStore<T>(path: string, fn: (store: Store) => Promise<T>): Promise<T> {
-  const store = openSqliteStore(path);
+  const store = await openStore(path);
   try {
     return await fn(store);
   } finally {

@@ -7,20 +7,26 @@ import { BILLING_COLUMNS, computeBilling } from '../../src/export/billing.js';
 import { localMidnight, resolvePeriod } from '../../src/export/period.js';
 import type { Simulator } from '../../src/simulator/index.js';
 import { runCli } from '../helpers/cli.js';
+import { databaseFactory, testDialects } from '../helpers/databases.js';
 import { KEY_ENV, startTestSim, syncWith, tempDir, TEST_KEY, testConfig, testSettings, withStore } from '../helpers/harness.js';
 
-describe('billing export, reconcile and query commands', () => {
+const dialects = await testDialects();
+
+describe.each(dialects)('billing export, reconcile and query commands [%s]', (dialect) => {
   let sim: Simulator;
   const tmp = tempDir();
-  const db = join(tmp.dir, 'billing.db');
+  const dbs = databaseFactory(dialect, tmp.dir);
+  let db: string;
   const cfg = join(tmp.dir, 'config.json');
   beforeAll(async () => {
+    db = await dbs.fresh('billing');
     sim = await startTestSim([{ appId: 'app1', calls: 5000 }, { appId: 'app2', calls: 2000 }]);
     expect((await syncWith(testSettings(sim, ['app1', 'app2'], db))).ok).toBe(true);
     writeFileSync(cfg, JSON.stringify(testConfig(sim, ['app1', 'app2'], db)));
   });
   afterAll(async () => {
     await sim.close();
+    await dbs.dropAll();
     tmp.cleanup();
   });
 

@@ -1,19 +1,24 @@
-import { join } from 'node:path';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Simulator } from '../../src/simulator/index.js';
+import { databaseFactory, testDialects } from '../helpers/databases.js';
 import { startTestSim, syncWith, tempDir, testSettings, withStore } from '../helpers/harness.js';
 
-describe('call_reconciliation classifies every call as the ground truth does', () => {
+const dialects = await testDialects();
+
+describe.each(dialects)('call_reconciliation classifies every call as the ground truth does [%s]', (dialect) => {
   let sim: Simulator;
   const tmp = tempDir();
-  const db = join(tmp.dir, 'rec.db');
+  const dbs = databaseFactory(dialect, tmp.dir);
+  let db: string;
   beforeAll(async () => {
+    db = await dbs.fresh('rec');
     sim = await startTestSim([{ calls: 4000 }], { notFoundCalls: 8, malformedCalls: 3 });
     expect((await syncWith(testSettings(sim, ['app1'], db))).results[0]!.status).toBe('ok');
   });
   afterAll(async () => {
     await sim.close();
+    await dbs.dropAll();
     tmp.cleanup();
   });
 

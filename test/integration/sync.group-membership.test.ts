@@ -1,17 +1,22 @@
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Simulator } from '../../src/simulator/index.js';
+import { databaseFactory, testDialects } from '../helpers/databases.js';
 import { startTestSim, syncWith, tempDir, testSettings, withStore } from '../helpers/harness.js';
 
-describe('group membership of groups that had group calls', () => {
+const dialects = await testDialects();
+
+describe.each(dialects)('group membership of groups that had group calls [%s]', (dialect) => {
   let sim: Simulator;
   const tmp = tempDir();
-  const db = join(tmp.dir, 'groups.db');
+  const dbs = databaseFactory(dialect, tmp.dir);
+  let db: string;
   beforeAll(async () => {
+    db = await dbs.fresh('groups');
     sim = await startTestSim([{ calls: 3000 }]);
   });
   afterAll(async () => {
     await sim.close();
+    await dbs.dropAll();
     tmp.cleanup();
   });
 

@@ -1,19 +1,24 @@
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Simulator } from '../../src/simulator/index.js';
 import { changedKeys, dumpCalls } from '../helpers/db-dump.js';
+import { databaseFactory, testDialects } from '../helpers/databases.js';
 import { startTestSim, syncWith, tempDir, testSettings, withStore } from '../helpers/harness.js';
 import { diffAgainstTruth } from '../helpers/truth-diff.js';
 
-describe('incremental re-runs', () => {
+const dialects = await testDialects();
+
+describe.each(dialects)('incremental re-runs [%s]', (dialect) => {
   let sim: Simulator;
   const tmp = tempDir();
-  const db = join(tmp.dir, 'inc.db');
+  const dbs = databaseFactory(dialect, tmp.dir);
+  let db: string;
   beforeAll(async () => {
+    db = await dbs.fresh('inc');
     sim = await startTestSim([{ calls: 2000 }]);
   });
   afterAll(async () => {
     await sim.close();
+    await dbs.dropAll();
     tmp.cleanup();
   });
 

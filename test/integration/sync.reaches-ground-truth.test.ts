@@ -1,23 +1,27 @@
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Simulator } from '../../src/simulator/index.js';
 import { integrityProblems } from '../helpers/db-dump.js';
+import { databaseFactory, testDialects } from '../helpers/databases.js';
 import { startTestSim, syncWith, tempDir, testSettings, withStore } from '../helpers/harness.js';
 import { diffAgainstTruth } from '../helpers/truth-diff.js';
 
-describe('a sync reaches the simulator ground truth', () => {
+const dialects = await testDialects();
+
+describe.each(dialects)('a sync reaches the simulator ground truth [%s]', (dialect) => {
   let sim: Simulator;
   const tmp = tempDir();
+  const dbs = databaseFactory(dialect, tmp.dir);
   beforeAll(async () => {
     sim = await startTestSim([{ calls: 1500 }]);
   });
   afterAll(async () => {
     await sim.close();
+    await dbs.dropAll();
     tmp.cleanup();
   });
 
   it('detailFetch auto: stores complete list entries directly and fetches only the rest', async () => {
-    const db = join(tmp.dir, 'auto.db');
+    const db = await dbs.fresh('auto');
     const summary = await syncWith(testSettings(sim, ['app1'], db));
     const r = summary.results[0]!;
     expect(r.status).toBe('ok');
@@ -34,7 +38,7 @@ describe('a sync reaches the simulator ground truth', () => {
   });
 
   it('detailFetch always: Gets every call and ends equal to the same truth', async () => {
-    const db = join(tmp.dir, 'always.db');
+    const db = await dbs.fresh('always');
     const summary = await syncWith(testSettings(sim, ['app1'], db, { detailFetch: 'always' }));
     const r = summary.results[0]!;
     expect(r.status).toBe('ok');

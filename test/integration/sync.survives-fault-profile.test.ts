@@ -1,13 +1,16 @@
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Simulator } from '../../src/simulator/index.js';
 import { integrityProblems } from '../helpers/db-dump.js';
+import { databaseFactory, testDialects } from '../helpers/databases.js';
 import { startTestSim, syncWith, tempDir, testSettings, withStore } from '../helpers/harness.js';
 import { diffAgainstTruth } from '../helpers/truth-diff.js';
 
-describe('with every fault on, sync ends equal to the ground truth', () => {
+const dialects = await testDialects();
+
+describe.each(dialects)('with every fault on, sync ends equal to the ground truth [%s]', (dialect) => {
   let sim: Simulator;
   const tmp = tempDir();
+  const dbs = databaseFactory(dialect, tmp.dir);
   beforeAll(async () => {
     sim = await startTestSim([{ calls: 2000 }], {
       http429Rate: 0.004, // each random 429 holds the whole app for its 1 s Retry-After
@@ -24,11 +27,12 @@ describe('with every fault on, sync ends equal to the ground truth', () => {
   });
   afterAll(async () => {
     await sim.close();
+    await dbs.dropAll();
     tmp.cleanup();
   });
 
   it('loses nothing, duplicates nothing, and picks up calls that arrived while paging on the next run', async () => {
-    const db = join(tmp.dir, 'faults.db');
+    const db = await dbs.fresh('faults');
     const settings = testSettings(sim, ['app1'], db, { detailFetch: 'always', maxAttempts: 10, requestTimeoutMs: 1_000 });
     const first = (await syncWith(settings)).results[0]!;
     expect(first.status === 'ok' || first.status === 'partial').toBe(true);

@@ -45,7 +45,7 @@ export function registerDemo(program: Command): void {
         env,
         'demo',
       );
-      const rt = openRuntime(settings);
+      const rt = await openRuntime(settings);
       try {
         console.log(`callsync demo: simulator on ${sim.url}, database ${settings.database}\n`);
         const summary = await runSync({ db: rt.store.db, dispatcher: rt.dispatcher, clock: rt.clock, log: rt.log }, settings);

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { loadConfigFile } from '../../config/load.js';
-import { openSqliteStore } from '../../store/connection.js';
+import { openStore } from '../../store/connection.js';
 import { migrateToLatest } from '../../store/migrate.js';
 
 export function registerMigrate(program: Command): void {
@@ -11,11 +11,11 @@ export function registerMigrate(program: Command): void {
     .option('--database <path>', 'database file (overrides the config)')
     .action(async (flags: { config: string; database?: string }) => {
       const path = flags.database ?? process.env.CALLSYNC_DATABASE ?? loadConfigFile(flags.config, process.env).database;
-      const store = openSqliteStore(path);
+      const store = await openStore(path);
       try {
         const result = await migrateToLatest(store.db);
         const applied = result.results?.filter((r) => r.status === 'Success').map((r) => r.migrationName) ?? [];
-        console.log(applied.length ? `${path}: applied ${applied.join(', ')}` : `${path}: schema is up to date`);
+        console.log(applied.length ? `${store.path}: applied ${applied.join(', ')}` : `${store.path}: schema is up to date`);
       } finally {
         await store.close();
       }

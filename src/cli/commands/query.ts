@@ -14,7 +14,7 @@ export function registerQuery(program: Command): void {
     .option('--format <format>', 'table, csv or json', 'table')
     .option('-c, --config <file>', 'config file (for its database)', process.env.CALLSYNC_CONFIG ?? 'callsync.config.json')
     .option('--database <path>', 'database file (overrides the config)')
-    .action((text: string | undefined, flags: { file?: string; format: string; config: string; database?: string }) => {
+    .action(async (text: string | undefined, flags: { file?: string; format: string; config: string; database?: string }) => {
       const format = parseFormat(flags.format, ['table', 'csv', 'json']);
       if ((text === undefined) === (flags.file === undefined)) throw new ConfigError('query: give the SQL either as an argument or with --file, e.g. callsync query "select count(*) from calls"');
       let statement = text ?? '';
@@ -25,7 +25,7 @@ export function registerQuery(program: Command): void {
           throw new ConfigError(`--file ${flags.file}: ${(err as NodeJS.ErrnoException).code ?? 'cannot be read'}`);
         }
       }
-      const result = runReadOnlyQuery(resolveDatabasePath(flags), statement.trim().replace(/;\s*$/, ''));
+      const result = await runReadOnlyQuery(resolveDatabasePath(flags), statement.trim().replace(/;\s*$/, ''));
       process.stdout.write(renderGrid(result.columns, result.rows, format));
     });
 }

@@ -5,7 +5,7 @@ import { resolvePeriod } from '../../export/period.js';
 import { collectReportData } from '../../report/collect-report-data.js';
 import { renderReportHtml } from '../../report/render-html.js';
 import type { ReportData } from '../../report/report-data.js';
-import { openSqliteStore } from '../../store/connection.js';
+import { openStore } from '../../store/connection.js';
 import { resolveDatabasePath } from '../database-path.js';
 import { writeOutput } from '../output.js';
 
@@ -38,7 +38,7 @@ export function registerReport(program: Command): void {
       const path = resolveDatabasePath(flags);
       // Read-only, unlike `export`, which migrates: a report never changes the database it
       // describes, and so also runs on a read-only copy (an old schema gets a one-line ConfigError).
-      const store = openSqliteStore(path, { readonly: true });
+      const store = await openStore(path, { readonly: true });
       let data: ReportData;
       try {
         // The absolute path: the page travels by e-mail, and "calls.db" alone names no file.

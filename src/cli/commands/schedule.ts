@@ -37,7 +37,7 @@ export function registerSchedule(program: Command): void {
         ...(flags.logLevel ? { logLevel: flags.logLevel } : {}),
       });
       validateSchedule(settings.schedule);
-      const rt: Runtime = openRuntime(settings, { quiet: flags.quiet ?? false });
+      const rt: Runtime = await openRuntime(settings, { quiet: flags.quiet ?? false });
       const deps = { db: rt.store.db, dispatcher: rt.dispatcher, clock: rt.clock, log: rt.log };
       const stop = abortOnSignals((sig) => rt.log.warn({ signal: sig }, 'stopping: finishing the current page, then exiting'));
       if (flags.runNow) {

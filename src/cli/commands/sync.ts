@@ -41,7 +41,7 @@ export function registerSync(program: Command): void {
       if (since !== undefined && until !== undefined && since >= until) throw new ConfigError('--since must be before --until');
       const unknown = (flags.app ?? []).filter((id) => !settings.apps.some((a) => a.appId === id));
       if (unknown.length) throw new ConfigError(`--app ${unknown.join(', ')}: not in ${cfgPath}; configured apps: ${settings.apps.map((a) => a.appId).join(', ')}`);
-      const rt = openRuntime(settings, { quiet: flags.quiet ?? false });
+      const rt = await openRuntime(settings, { quiet: flags.quiet ?? false });
       const progress = flags.quiet || flags.progress === false ? undefined : createProgressDisplay();
       const stop = abortOnSignals((sig) => rt.log.warn({ signal: sig }, 'stopping: writing what was fetched, then exiting'));
       try {
