@@ -2,6 +2,7 @@ import type { Migration } from 'kysely';
 import * as initialSchema from './20261122T000000_initial_schema.js';
 import * as reporting from './20261122T010000_reporting.js';
 import * as leases from './20261122T020000_leases.js';
+import * as appTicks from './20261122T030000_app_ticks.js';
 
 /**
  * Every migration, by name (names sort in the order they apply). A static list rather than a folder
@@ -11,4 +12,5 @@ export const migrations: Record<string, Migration> = {
   '20261122T000000_initial_schema': initialSchema,
   '20261122T010000_reporting': reporting,
   '20261122T020000_leases': leases,
+  '20261122T030000_app_ticks': appTicks,
 };

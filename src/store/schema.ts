@@ -204,6 +204,15 @@ export interface LeasesTable {
   expires_at: number;
 }
 
+export interface AppTicksTable {
+  app_id: string;
+  region: string;
+  tick_key: string;
+  run_id: string;
+  status: string;
+  completed_at: number;
+}
+
 export interface Database {
   calls: CallsTable;
   call_participants: CallParticipantsTable;
@@ -216,6 +225,7 @@ export interface Database {
   synced_groups: SyncedGroupsTable;
   call_reconciliation: CallReconciliationView;
   leases: LeasesTable;
+  app_ticks: AppTicksTable;
 }
 
 export type CallRow = Selectable<CallsTable>;

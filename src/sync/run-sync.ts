@@ -3,15 +3,20 @@ import { setMaxListeners } from 'node:events';
 import pLimit from 'p-limit';
 import type { Settings } from '../config/load.js';
 import { saveTolerance } from '../reconcile/reconcile-report.js';
+import { PostgresAdapter } from 'kysely';
 import { migrateToLatest } from '../store/migrate.js';
+import { markTickDone, tickDone } from '../store/ticks-repo.js';
+import { syncApp } from './sync-app.js';
 import { abandonStaleRuns } from '../store/runs-repo.js';
 import { unixSeconds } from './clock.js';
 import { acquireLease, DEFAULT_LEASE_TTL_MS, describeHolder } from './lease.js';
-import { syncApp, type AppSyncResult, type SyncDeps, type SyncOptions } from './sync-app.js';
+import type { AppSyncResult, SyncDeps, SyncOptions } from './sync-app.js';
 
 export interface RunSummary {
   runId: string;
   results: AppSyncResult[];
+  /** Apps this worker left alone: another worker holds them, or already synced them this tick. */
+  skippedApps?: { appId: string; region: string; reason: string }[];
   /** True when every app synced completely. */
   ok: boolean;
 }
@@ -44,6 +49,76 @@ export async function runSync(
 export const SYNC_LEASE = 'sync';
 
 export type ExclusiveRunOutcome = { skipped: true; reason: string } | { skipped: false; summary: RunSummary };
+
+export interface CoordinatedOptions extends Omit<SyncOptions, 'runId'> {
+  runId?: string;
+  appIds?: readonly string[];
+  leaseTtlMs?: number;
+  /** Workers given the same key sync each app once: a schedule slot, or --tick-key. */
+  tickKey?: string;
+}
+
+/**
+ * The way a process syncs a shared database. SQLite has one writer at a time, so the whole sync
+ * takes the database lease (a second process skips). On PostgreSQL several workers share the
+ * apps: each app is claimed through its own lease as a worker gets to it, so apps spread across
+ * workers, none is synced twice at once, and a dead worker's apps are free once its lease expires.
+ */
+export async function runSyncCoordinated(deps: SyncDeps, settings: Settings, opts: CoordinatedOptions = {}): Promise<ExclusiveRunOutcome> {
+  const ttl = opts.leaseTtlMs ?? settings.leaseTtlSeconds * 1000;
+  if (deps.db.getExecutor().adapter instanceof PostgresAdapter) return { skipped: false, summary: await runSyncShared(deps, settings, { ...opts, leaseTtlMs: ttl }) };
+  return runSyncExclusive(deps, settings, { ...opts, leaseTtlMs: ttl });
+}
+
+/** Several workers, one database: claim app by app (see runSyncCoordinated). */
+export async function runSyncShared(deps: SyncDeps, settings: Settings, opts: CoordinatedOptions = {}): Promise<RunSummary> {
+  await migrateToLatest(deps.db);
+  await saveTolerance(deps.db, settings.reconcileToleranceMinutes);
+  const runId = opts.runId ?? randomUUID();
+  const log = deps.log.child({ runId });
+  if (opts.signal) setMaxListeners(0, opts.signal);
+  const apps = opts.appIds?.length ? settings.apps.filter((a) => opts.appIds!.includes(a.appId)) : settings.apps;
+  // Start at a random app so workers started together fan out instead of queueing on the first.
+  const offset = Math.floor(deps.clock.random() * apps.length);
+  const queue = apps.map((_, i) => apps[(i + offset) % apps.length]!);
+  const results: AppSyncResult[] = [];
+  const skippedApps: NonNullable<RunSummary['skippedApps']> = [];
+  const worker = async (): Promise<void> => {
+    for (let app = queue.shift(); app && !opts.signal?.aborted; app = queue.shift()) {
+      const skip = (reason: string): void => {
+        skippedApps.push({ appId: app!.appId, region: app!.region, reason });
+      };
+      if (opts.tickKey && (await tickDone(deps.db, app.appId, app.region, opts.tickKey))) {
+        skip(`already synced for tick ${opts.tickKey}`);
+        continue;
+      }
+      const got = await acquireLease(deps.db, `app:${app.appId}/${app.region}`, deps.clock, opts.leaseTtlMs ?? DEFAULT_LEASE_TTL_MS);
+      if (!got.acquired) {
+        skip(`another worker is syncing it: ${describeHolder(got.heldBy)}`);
+        continue;
+      }
+      try {
+        // Re-check under the lease: another worker may have finished it between the check and the claim.
+        if (opts.tickKey && (await tickDone(deps.db, app.appId, app.region, opts.tickKey))) {
+          skip(`already synced for tick ${opts.tickKey}`);
+          continue;
+        }
+        await abandonStaleRuns(deps.db, [app.appId], unixSeconds(deps.clock));
+        const signal = opts.signal ? AbortSignal.any([opts.signal, got.lease.lost]) : got.lease.lost;
+        setMaxListeners(0, signal);
+        const r = await syncApp({ ...deps, log }, settings, app, { ...opts, runId, signal });
+        results.push(r);
+        if (opts.tickKey && r.status !== 'interrupted') {
+          await markTickDone(deps.db, { app_id: app.appId, region: app.region, tick_key: opts.tickKey, run_id: runId, status: r.status, completed_at: unixSeconds(deps.clock) });
+        }
+      } finally {
+        await got.lease.release();
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(APP_CONCURRENCY, apps.length) }, worker));
+  return { runId, results, skippedApps, ok: results.every((r) => r.status === 'ok') };
+}
 
 /**
  * runSync under the database's sync lease: when another live process holds it, returns skipped with

@@ -6,7 +6,7 @@ import { writeFileAtomic } from '../export/write-file.js';
 import { formatRows } from '../export/write-table.js';
 import { reconcileReport, type ReconcileReport } from '../reconcile/reconcile-report.js';
 import { unixSeconds } from './clock.js';
-import { runSyncExclusive, type RunSummary } from './run-sync.js';
+import { runSyncCoordinated, type RunSummary } from './run-sync.js';
 import type { SyncDeps } from './sync-app.js';
 
 export type TickResult =
@@ -24,8 +24,8 @@ function dayOfMonth(nowSec: number, tz: string): number {
  * The export is written even when some app failed, since it is a snapshot of what the database
  * holds; the run summary says which apps failed.
  */
-export async function runScheduledTick(deps: SyncDeps, settings: Settings, opts: { signal?: AbortSignal } = {}): Promise<TickResult> {
-  const outcome = await runSyncExclusive(deps, settings, opts.signal ? { signal: opts.signal } : {});
+export async function runScheduledTick(deps: SyncDeps, settings: Settings, opts: { signal?: AbortSignal; tickKey?: string } = {}): Promise<TickResult> {
+  const outcome = await runSyncCoordinated(deps, settings, { ...(opts.signal ? { signal: opts.signal } : {}), ...(opts.tickKey ? { tickKey: opts.tickKey } : {}) });
   if (outcome.skipped) return outcome;
   const result: TickResult = { skipped: false, summary: outcome.summary };
   if (opts.signal?.aborted) return result;

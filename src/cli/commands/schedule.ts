@@ -13,6 +13,7 @@ function printTick(result: TickResult, quiet: boolean): number {
     return EXIT.SKIPPED;
   }
   for (const r of result.summary.results) if (!quiet || r.status !== 'ok') (r.status === 'ok' ? console.log : console.error)(formatAppSummary(r));
+  if (!quiet) for (const s of result.summary.skippedApps ?? []) console.log(`${s.appId} (${s.region}): skipped: ${s.reason}`);
   if (result.reconciliation && !quiet) {
     const parts = result.reconciliation.summary.map((s) => `${s.app_id} ${s.relation} ${s.calls}`);
     console.log(`reconciliation: ${parts.join(', ') || 'no calls'}; ${result.reconciliation.mismatchCount} mismatch(es)`);
@@ -30,8 +31,9 @@ export function registerSchedule(program: Command): void {
     .option('--database <path>', 'database file (overrides config and CALLSYNC_DATABASE)')
     .option('--log-level <level>', 'JSON log level on stderr')
     .option('--run-now', 'run one tick immediately, then exit')
+    .option('--tick-key <key>', 'with --run-now: PostgreSQL workers given the same key sync each app once')
     .option('-q, --quiet', 'print only failures')
-    .action(async (flags: { config?: string; database?: string; logLevel?: string; runNow?: boolean; quiet?: boolean }) => {
+    .action(async (flags: { config?: string; database?: string; logLevel?: string; runNow?: boolean; quiet?: boolean; tickKey?: string }) => {
       const settings = loadConfigFile(configPath(flags.config, process.env), process.env, {
         ...(flags.database ? { database: flags.database } : {}),
         ...(flags.logLevel ? { logLevel: flags.logLevel } : {}),
@@ -42,7 +44,7 @@ export function registerSchedule(program: Command): void {
       const stop = abortOnSignals((sig) => rt.log.warn({ signal: sig }, 'stopping: finishing the current page, then exiting'));
       if (flags.runNow) {
         try {
-          process.exitCode = printTick(await runScheduledTick(deps, settings, { signal: stop.signal }), flags.quiet ?? false);
+          process.exitCode = printTick(await runScheduledTick(deps, settings, { signal: stop.signal, ...(flags.tickKey ? { tickKey: flags.tickKey } : {}) }), flags.quiet ?? false);
         } finally {
           stop.dispose();
           await rt.close();
@@ -50,10 +52,10 @@ export function registerSchedule(program: Command): void {
         return;
       }
       let running: Promise<void> | undefined;
-      const task = scheduleNightlySync(settings.schedule, async () => {
+      const task = scheduleNightlySync(settings.schedule, async (slot) => {
         running = (async () => {
           try {
-            printTick(await runScheduledTick(deps, settings, { signal: stop.signal }), flags.quiet ?? false);
+            printTick(await runScheduledTick(deps, settings, { signal: stop.signal, tickKey: slot.toISOString() }), flags.quiet ?? false);
           } catch (err) {
             rt.log.error({ err: (err as Error).message }, 'scheduled tick failed');
             console.error(`callsync: scheduled tick failed: ${(err as Error).message}`);

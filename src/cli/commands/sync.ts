@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { ConfigError } from '../../config/errors.js';
 import { configPath, loadConfigFile } from '../../config/load.js';
-import { formatAppSummary, runSyncExclusive } from '../../sync/run-sync.js';
+import { formatAppSummary, runSyncCoordinated } from '../../sync/run-sync.js';
 import { EXIT } from '../exit-codes.js';
 import { parseTimeArg } from '../parse-time.js';
 import { createProgressDisplay } from '../progress.js';
@@ -18,6 +18,7 @@ interface SyncFlags {
   app?: string[];
   quiet?: boolean;
   progress?: boolean;
+  tickKey?: string;
 }
 
 export function registerSync(program: Command): void {
@@ -33,6 +34,7 @@ export function registerSync(program: Command): void {
     .option('--app <appId...>', 'sync only these apps')
     .option('-q, --quiet', 'print only failures, log only errors')
     .option('--no-progress', 'no live progress display on a terminal')
+    .option('--tick-key <key>', 'PostgreSQL workers given the same key sync each app once (e.g. the date)')
     .action(async (flags: SyncFlags) => {
       const cfgPath = configPath(flags.config, process.env);
       const settings = loadConfigFile(cfgPath, process.env, { ...(flags.database ? { database: flags.database } : {}), ...(flags.logLevel ? { logLevel: flags.logLevel } : {}) });
@@ -45,12 +47,13 @@ export function registerSync(program: Command): void {
       const progress = flags.quiet || flags.progress === false ? undefined : createProgressDisplay();
       const stop = abortOnSignals((sig) => rt.log.warn({ signal: sig }, 'stopping: writing what was fetched, then exiting'));
       try {
-        const outcome = await runSyncExclusive({ db: rt.store.db, dispatcher: rt.dispatcher, clock: rt.clock, log: rt.log }, settings, {
+        const outcome = await runSyncCoordinated({ db: rt.store.db, dispatcher: rt.dispatcher, clock: rt.clock, log: rt.log }, settings, {
           full: flags.full ?? false,
           signal: stop.signal,
           ...(since !== undefined ? { since } : {}),
           ...(until !== undefined ? { until } : {}),
           ...(flags.app ? { appIds: flags.app } : {}),
+          ...(flags.tickKey ? { tickKey: flags.tickKey } : {}),
           ...(progress ? { onProgress: (p) => progress.update(p) } : {}),
         });
         progress?.stop();
@@ -62,6 +65,7 @@ export function registerSync(program: Command): void {
         for (const r of outcome.summary.results) {
           if (!flags.quiet || r.status !== 'ok') (r.status === 'ok' ? console.log : console.error)(formatAppSummary(r));
         }
+        if (!flags.quiet) for (const s of outcome.summary.skippedApps ?? []) console.log(`${s.appId} (${s.region}): skipped: ${s.reason}`);
         process.exitCode = outcome.summary.ok ? EXIT.OK : stop.signal.aborted ? EXIT.INTERRUPTED : EXIT.SYNC_FAILED;
       } finally {
         progress?.stop();
