@@ -3,6 +3,7 @@ import { ConfigError } from '../config/errors.js';
 import { MigrationError } from '../store/migrate.js';
 import { QueryRefusedError } from '../store/read-only-query.js';
 import { registerConfig } from './commands/config.js';
+import { registerCopy } from './commands/copy.js';
 import { registerDemo } from './commands/demo.js';
 import { registerExport } from './commands/export.js';
 import { registerMigrate } from './commands/migrate.js';
@@ -32,6 +33,7 @@ export function buildProgram(): Command {
   registerRuns(program);
   registerStatus(program);
   registerConfig(program);
+  registerCopy(program);
   registerSimulate(program);
   registerDemo(program);
   return program;

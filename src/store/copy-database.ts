@@ -1,0 +1,61 @@
+import { sql, type Kysely } from 'kysely';
+import type { Database } from './schema.js';
+
+/** Tables copied, parents before children (foreign keys), each with its key columns. */
+const TABLES: readonly { name: keyof Database & string; key: readonly string[]; serial?: string }[] = [
+  { name: 'calls', key: ['app_id', 'session_id'] },
+  { name: 'call_participants', key: ['app_id', 'session_id', 'seq'] },
+  { name: 'call_recordings', key: ['app_id', 'session_id', 'rid'] },
+  { name: 'rejected_records', key: ['id'], serial: 'id' },
+  { name: 'sync_runs', key: ['id'], serial: 'id' },
+  { name: 'sync_state', key: ['app_id', 'region'] },
+  { name: 'group_members', key: ['app_id', 'guid', 'uid'] },
+  { name: 'synced_groups', key: ['app_id', 'guid'] },
+  { name: 'callsync_settings', key: ['key'] },
+  { name: 'app_ticks', key: ['app_id', 'region', 'tick_key'] },
+];
+
+const BATCH_ROWS = 500;
+
+export interface CopyResult {
+  table: string;
+  source: number;
+  target: number;
+}
+
+/**
+ * Copies every table of a SQLite database into another database (PostgreSQL), batch by batch in
+ * rowid order, one transaction per batch. Rows are upserted by key, so a copy that stopped half-way
+ * can simply be run again. Leases are not copied (they belong to running processes). Serial ids are
+ * kept, and the target's sequences moved past them.
+ */
+export async function copyDatabase(from: Kysely<Database>, to: Kysely<Database>, onTable?: (r: CopyResult) => void): Promise<CopyResult[]> {
+  const results: CopyResult[] = [];
+  for (const t of TABLES) {
+    let last = -1;
+    for (;;) {
+      // rowid keyset paging: constant cost per batch, whatever the table size.
+      const batch = await sql<Record<string, unknown> & { __rowid: number }>`select rowid as __rowid, * from ${sql.table(t.name)} where rowid > ${last} order by rowid limit ${BATCH_ROWS}`.execute(from);
+      if (batch.rows.length === 0) break;
+      last = batch.rows[batch.rows.length - 1]!.__rowid;
+      const rows = batch.rows.map(({ __rowid: _r, ...rest }) => rest);
+      const columns = Object.keys(rows[0]!);
+      const updates = columns.filter((c) => !t.key.includes(c));
+      await to.transaction().execute(async (trx) => {
+        await sql`insert into ${sql.table(t.name)} (${sql.join(columns.map((c) => sql.ref(c)))})
+          values ${sql.join(rows.map((r) => sql`(${sql.join(columns.map((c) => sql`${r[c]}`))})`))}
+          on conflict (${sql.join(t.key.map((k) => sql.ref(k)))}) ${
+            updates.length ? sql`do update set ${sql.join(updates.map((c) => sql`${sql.ref(c)} = excluded.${sql.ref(c)}`))}` : sql`do nothing`
+          }`.execute(trx);
+      });
+    }
+    if (t.serial) {
+      await sql`select setval(pg_get_serial_sequence(${t.name}, ${t.serial}), coalesce((select max(${sql.ref(t.serial)}) from ${sql.table(t.name)}), 0) + 1, false)`.execute(to);
+    }
+    const count = async (db: Kysely<Database>): Promise<number> => Number((await sql<{ n: number }>`select count(*) as n from ${sql.table(t.name)}`.execute(db)).rows[0]?.n ?? 0);
+    const r = { table: t.name, source: await count(from), target: await count(to) };
+    results.push(r);
+    onTable?.(r);
+  }
+  return results;
+}
