@@ -53,24 +53,8 @@ export const BILLING_COLUMNS: readonly (keyof BillingRow)[] = [
   'usage_audio_delta_minutes', 'usage_video_delta_minutes',
 ];
 
-interface AggRow {
-  app_id: string;
-  region: string;
-  type: string;
-  calls: number;
-  final_calls: number;
-  participant_audio_minutes: number;
-  participant_video_minutes: number;
-  user_minutes: number;
-  call_audio_minutes: number;
-  call_video_minutes: number;
-  call_total_minutes: number;
-  recording_minutes: number;
-  calls_participant_sum: number;
-  calls_wall_clock: number;
-  calls_mismatch: number;
-  calls_incomplete: number;
-}
+/** What the aggregate query returns: a billing row before the period labels and derived columns. */
+type AggRow = Omit<BillingRow, 'period' | 'period_start' | 'period_end' | 'timezone' | 'delta_minutes' | `usage_${string}`>;
 
 export function roundMinutes(n: number): number {
   const r = Number(n.toFixed(MINUTE_DECIMALS));
