@@ -45,7 +45,17 @@ export class CallsApi {
     }
     const parsed = GetCallEnvelopeSchema.safeParse(body);
     if (!parsed.success) return { found: true, raw: body };
-    const data = parsed.data.data;
-    return { found: true, raw: Array.isArray(data) ? data[0] : data };
+    // The record as received, not zod's copy of it: copying turns a "__proto__" key into a prototype.
+    const data: unknown = (body as { data: unknown }).data;
+    const raw: unknown = Array.isArray(data) ? data[0] : data;
+    const answered = raw && typeof raw === 'object' ? (raw as Record<string, unknown>).sessionId : undefined;
+    if (typeof answered === 'string' && answered !== sessionId) {
+      // A misrouted cache or proxy: storing the answer would overwrite another call and lose this one.
+      throw new ApiError(
+        `${this.http.label}: Get Call ${JSON.stringify(sessionId.slice(0, 80))} answered with another call (${JSON.stringify(answered.slice(0, 80))}); nothing stored, the call is fetched again on the next run`,
+        'client', undefined, 200, 1,
+      );
+    }
+    return { found: true, raw };
   }
 }

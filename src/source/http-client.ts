@@ -1,6 +1,7 @@
 import type { Dispatcher } from 'undici';
 import { redact, type Secret } from '../config/secret.js';
 import { ApiError, classify, isRetryable, readErrorBody, type ApiErrorKind } from './errors.js';
+import { capNesting } from './json-limits.js';
 import type { Clock, RequestPacer } from './request-pacer.js';
 
 export type RequestKind = 'list' | 'get' | 'members' | 'stats';
@@ -149,7 +150,9 @@ export class AppHttpClient {
         bodyTimeout: this.opts.timeoutMs,
         ...(this.opts.signal ? { signal: this.opts.signal } : {}),
       });
-      text = await res.body.text();
+      // A server that echoes the key (api-seed.md §5: bodies may carry `apiKey`) must not get it
+      // into raw_json, rejected payloads or error messages: it is masked before anything reads it.
+      text = redact(await res.body.text(), [this.opts.apiKey]);
     } catch (err) {
       const e = err as NodeJS.ErrnoException;
       if (this.opts.signal?.aborted) return { kind: 'aborted', detail: 'stopping' };
@@ -164,7 +167,8 @@ export class AppHttpClient {
     }
     if (status >= 200 && status < 300) {
       try {
-        return { body: JSON.parse(text) as unknown };
+        // Nesting deeper than any record has is cut, so no later JSON.stringify can overflow.
+        return { body: capNesting(JSON.parse(text) as unknown) };
       } catch {
         // A truncated or garbled 200 is a transport fault, not bad data: ask again.
         return { kind: 'transient', status, detail: `HTTP ${status} with a body that is not JSON (${text.length} bytes)` };

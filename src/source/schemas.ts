@@ -1,12 +1,34 @@
 import { z } from 'zod';
+import { nestedDeeperThan } from './json-limits.js';
 
 /**
  * zod schemas for the service's responses: the single source of the API types. They accept every
  * variant listed in api-facts.md (both envelopes, both participant-minute spellings, SDK spellings,
  * integer or string deviceId, numbers sent as strings, entity objects) and keep unknown fields so
- * the raw payload can be stored. Values that cannot be a faithful number (NaN, 1e309 → Infinity)
- * are rejected, never coerced.
+ * the raw payload can be stored. Values that cannot be a faithful number (NaN, 1e309 → Infinity),
+ * text with a lone surrogate, and records nested absurdly deep are rejected, never coerced.
  */
+
+declare global {
+  interface String {
+    /** ES2024 (Node ≥ 20): false when the string holds a lone UTF-16 surrogate. */
+    isWellFormed(): boolean;
+  }
+}
+
+/**
+ * Text that can be stored and sent back as it came. JSON can carry a lone surrogate (`"\ud800"`),
+ * but SQLite would store U+FFFD instead (the row would not be what was received, and the next run
+ * would not find it) and encodeURIComponent throws on it (Get Call could not name the call).
+ */
+export const text = z.string().refine((s) => s.isWellFormed(), 'not well-formed Unicode (it holds a lone surrogate)');
+
+/** A real sessionId is about 70 characters; a longer one could not be sent back in a Get Call path. */
+export const MAX_SESSION_ID_LENGTH = 1000;
+
+/** Deepest nesting of a record that is stored; a real call is four levels deep. */
+export const MAX_RECORD_DEPTH = 32;
+const notTooDeep = [(v: unknown) => !nestedDeeperThan(v, MAX_RECORD_DEPTH), `nested deeper than ${MAX_RECORD_DEPTH} levels`] as const;
 
 const numericString = z
   .string()
@@ -14,8 +36,17 @@ const numericString = z
   .regex(/^-?\d+(\.\d+)?([eE][-+]?\d+)?$/, 'not a number')
   .transform(Number);
 
-/** A finite number, or a string holding one. */
-export const looseNumber = z.union([z.number(), numericString]).refine(Number.isFinite, 'not a finite number');
+/**
+ * Larger than any figure a call holds (minutes, counts, unix ms until the year 33658), small enough
+ * that sums over a call's participants or recordings, and over a month of calls, stay finite.
+ */
+export const MAX_MAGNITUDE = 1e15;
+
+/** A finite number, or a string holding one, within ±MAX_MAGNITUDE. */
+export const looseNumber = z
+  .union([z.number(), numericString], { error: 'not a finite number (nor a string holding one)' })
+  .refine(Number.isFinite, 'not a finite number')
+  .refine((n) => Math.abs(n) <= MAX_MAGNITUDE, `out of range (beyond ±${MAX_MAGNITUDE})`);
 
 /** Unix seconds; milliseconds (13 digits, as in the Usage Metrics example) are converted. */
 export const unixSeconds = looseNumber.transform((n) => Math.round(Math.abs(n) > 1e11 ? n / 1000 : n));
@@ -29,39 +60,39 @@ export const looseBoolean = z.union([
 
 /** `initiator`/`receiver`: a uid/guid string in REST, an object in the SDK. */
 const entityRef = z.union([
-  z.string(),
-  z.looseObject({ uid: z.string().optional(), guid: z.string().optional(), id: z.string().optional() }),
+  text,
+  z.looseObject({ uid: text.optional(), guid: text.optional(), id: text.optional() }),
 ]);
 
 export const ApiParticipantSchema = z.looseObject({
-  uid: z.string().min(1),
+  uid: text.min(1),
   totalAudioMinutes: looseNumber.optional(),
   totalVideoMinutes: looseNumber.optional(),
   totalDurationInMinutes: looseNumber.optional(),
   // Current examples put the participant's minutes here as a number; tolerate a timer string too.
-  totalDuration: z.union([looseNumber, z.string()]).optional(),
-  deviceId: z.union([z.string(), z.number()]).optional().nullable(),
-  deviceID: z.union([z.string(), z.number()]).optional().nullable(),
+  totalDuration: z.union([looseNumber, text]).optional(),
+  deviceId: z.union([text, z.number()]).optional().nullable(),
+  deviceID: z.union([text, z.number()]).optional().nullable(),
   isJoined: looseBoolean.optional(),
   hasJoined: looseBoolean.optional(),
   joinedAt: unixSeconds.optional().nullable(),
   leftAt: unixSeconds.optional().nullable(),
-  state: z.string().optional(),
+  state: text.optional(),
 });
 
 export const ApiRecordingSchema = z.looseObject({
-  rid: z.union([z.string(), z.number()]).optional(),
-  recording_url: z.string().optional().nullable(),
+  rid: z.union([text, z.number()]).optional(),
+  recording_url: text.optional().nullable(),
   startTime: unixSeconds.optional().nullable(),
   endTime: unixSeconds.optional().nullable(),
   duration: looseNumber.optional().nullable(),
 });
 
 export const ApiCallSchema = z.looseObject({
-  sessionId: z.string().min(1),
-  type: z.string(),
-  mode: z.string().optional().nullable(),
-  receiverType: z.string().optional().nullable(),
+  sessionId: text.min(1).max(MAX_SESSION_ID_LENGTH, `longer than ${MAX_SESSION_ID_LENGTH} characters`),
+  type: text,
+  mode: text.optional().nullable(),
+  receiverType: text.optional().nullable(),
   receiver: entityRef.optional().nullable(),
   initiator: entityRef.optional().nullable(),
   // Legacy shape: data.entities.{initiator,receiver}.entity
@@ -71,11 +102,11 @@ export const ApiCallSchema = z.looseObject({
       receiver: z.looseObject({ entity: entityRef.optional() }).optional(),
     })
     .optional(),
-  status: z.string().min(1),
+  status: text.min(1),
   totalAudioMinutes: looseNumber.optional().nullable(),
   totalVideoMinutes: looseNumber.optional().nullable(),
   totalDurationInMinutes: looseNumber.optional().nullable(),
-  totalDuration: z.union([z.string(), looseNumber]).optional().nullable(),
+  totalDuration: z.union([text, looseNumber]).optional().nullable(),
   totalParticipants: looseNumber.optional().nullable(),
   hasRecording: looseBoolean.optional().nullable(),
   initiatedAt: unixSeconds.optional().nullable(),
@@ -83,8 +114,8 @@ export const ApiCallSchema = z.looseObject({
   endedAt: unixSeconds.optional().nullable(),
   participants: z.array(ApiParticipantSchema).optional().nullable(),
   recordings: z.array(ApiRecordingSchema).optional().nullable(),
-  recordingUrl: z.string().optional().nullable(),
-});
+  recordingUrl: text.optional().nullable(),
+}).refine(...notTooDeep);
 
 export type ApiCall = z.infer<typeof ApiCallSchema>;
 export type ApiParticipant = z.infer<typeof ApiParticipantSchema>;
@@ -120,19 +151,19 @@ export function describeZodError(error: z.ZodError): string {
 
 /** A group member (api-seed.md §2.1); link, metadata, updatedAt and conversationId may be absent. */
 export const ApiGroupMemberSchema = z.looseObject({
-  uid: z.string().min(1),
-  name: z.string().optional().nullable(),
-  link: z.string().optional().nullable(),
-  avatar: z.string().optional().nullable(),
+  uid: text.min(1),
+  name: text.optional().nullable(),
+  link: text.optional().nullable(),
+  avatar: text.optional().nullable(),
   metadata: z.unknown().optional(),
-  status: z.string().optional().nullable(),
-  role: z.string().optional().nullable(),
-  scope: z.string().optional().nullable(),
+  status: text.optional().nullable(),
+  role: text.optional().nullable(),
+  scope: text.optional().nullable(),
   joinedAt: unixSeconds.optional().nullable(),
   createdAt: unixSeconds.optional().nullable(),
   updatedAt: unixSeconds.optional().nullable(),
-  conversationId: z.string().optional().nullable(),
-});
+  conversationId: text.optional().nullable(),
+}).refine(...notTooDeep);
 export type ApiGroupMember = z.infer<typeof ApiGroupMemberSchema>;
 
 /** Usage Metrics (api-facts.md): `{"data":{"metrics":{…},"time_range":{…}}}`. */

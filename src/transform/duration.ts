@@ -1,20 +1,25 @@
 /**
  * The call-level `totalDuration` is a timer string `HH:MM:SS` (api-seed.md §2.4). Hours may exceed
  * 99 for very long calls; `MM:SS` is accepted too. Returns whole seconds, or null when the text is
- * not a timer.
+ * not a timer (or names more seconds than a number holds exactly).
  */
 export function parseTimer(text: string | null | undefined): number | null {
   if (typeof text !== 'string') return null;
   const m = /^\s*(?:(\d+):)?([0-5]?\d):([0-5]?\d)(?:\.\d+)?\s*$/.exec(text);
   if (!m) return null;
   const [, h, mm, ss] = m;
-  return Number(h ?? 0) * 3600 + Number(mm) * 60 + Number(ss);
+  const seconds = Number(h ?? 0) * 3600 + Number(mm) * 60 + Number(ss);
+  return Number.isSafeInteger(seconds) ? seconds : null;
 }
 
-/** Formats whole seconds as `HH:MM:SS` (rounding to the nearest second; negative input → null). */
+/**
+ * Formats seconds as `HH:MM:SS`, rounding to the nearest second. Null for negative, NaN or infinite
+ * input, and beyond Number.MAX_SAFE_INTEGER seconds (where the hours would print as 1e+21).
+ */
 export function formatTimer(seconds: number): string | null {
   if (!Number.isFinite(seconds) || seconds < 0) return null;
   const total = Math.round(seconds);
+  if (total > Number.MAX_SAFE_INTEGER) return null;
   const h = Math.floor(total / 3600);
   const m = Math.floor((total % 3600) / 60);
   const s = total % 60;

@@ -1,0 +1,215 @@
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { integrityProblems } from '../helpers/db-dump.js';
+import { syncWith, tempDir, withStore } from '../helpers/harness.js';
+import { settingsAt } from './support/matrix.js';
+import { pathAndPage, startServer, viaProxy, type Reply, type TestServer } from './support/servers.js';
+
+/**
+ * Payloads the simulator cannot produce, from a tiny scripted server: a 10 MB page, 100 KB strings,
+ * deep nesting, unicode and control characters, session ids that are not path-safe, numbers as
+ * strings, 1e309, negative durations. Each record is stored faithfully or rejected with a reason,
+ * and the run goes on. Bodies are written as JSON text, so they can hold what JSON.stringify would
+ * never write (1e309, lone surrogates, 100,000 levels of nesting).
+ */
+const T = 1_764_000_000;
+const APP = 'app1';
+const CALLS_PREFIX = `/${APP}.call-us/v3/calls`;
+
+type Json = Record<string, unknown>;
+
+function participant(uid: string, offset: number): Json {
+  return { uid, totalAudioMinutes: 0.25, totalVideoMinutes: 0, totalDuration: 0.25, deviceId: `dev-${offset}`, isJoined: true, joinedAt: T + offset, leftAt: T + offset + 15, state: 'ended' };
+}
+
+/** A complete, valid call (the published example's shape) with `overrides` applied. */
+function call(sessionId: string, overrides: Json = {}): Json {
+  return {
+    sessionId, type: 'audio', mode: 'call', receiverType: 'user', receiver: 'u2', initiator: 'u1', status: 'ended',
+    totalAudioMinutes: 0.5, totalVideoMinutes: 0, totalDurationInMinutes: 0.5, totalDuration: '00:00:30', totalParticipants: 2,
+    hasRecording: false, initiatedAt: T, startedAt: T, endedAt: T + 30,
+    participants: [participant('u1', 0), participant('u2', 1)],
+    ...overrides,
+  };
+}
+
+/** `call(...)` as JSON text with `"field": rawValue` spliced in verbatim (for 1e309, "\ud800", deep nesting). */
+function callText(sessionIdJson: string, raw: Record<string, string> = {}, overrides: Json = {}): string {
+  const base = JSON.stringify(call('PLACEHOLDER', overrides));
+  const extra = Object.entries(raw).map(([k, v]) => `,${JSON.stringify(k)}:${v}`).join('');
+  return base.replace('"PLACEHOLDER"', sessionIdJson).replace(/}$/, `${extra}}`);
+}
+
+/** Ids that a client must send as one encoded path segment; each must reach Get Call intact. */
+const UNSAFE_IDS = ['a/b', 'q?x=1&y=2', 'pct%2Fenc%', '..', '.', 'dots/../..', '#frag', 'sp ace', '%', 'semi;colon', '..%2F', 'v1.us.app1.ab/../%2F?q=1&r=%#frag'];
+const UNICODE_ID = 'uni-🙂-ü-\u202e-\t-end';
+const CONTROL_UID = 'nul\u0000ctl\u0007esc\u001b[31m';
+const DEEP_OK = 20;
+const DEEP_HOSTILE = 100_000;
+
+interface Case {
+  text: string;
+  /** sessionId stored for it, or the rejection's record key and a pattern its reason must match. */
+  expect: { stored: string } | { rejected: string; reason: RegExp };
+}
+
+function cases(): Case[] {
+  const stored = (id: string, text = JSON.stringify(call(id))): Case => ({ text, expect: { stored: id } });
+  const rejected = (key: string, text: string, reason: RegExp): Case => ({ text, expect: { rejected: key, reason } });
+  const nest = (depth: number): string => `${'{"n":'.repeat(depth)}1${'}'.repeat(depth)}`;
+  return [
+    stored('long-mode', JSON.stringify(call('long-mode', { mode: 'm'.repeat(100_000) }))),
+    stored('deep-ok', callText('"deep-ok"', { x_nested: nest(DEEP_OK) })),
+    rejected('deep-hostile', callText('"deep-hostile"', { x_nested: nest(DEEP_HOSTILE) }), /nested deeper than/),
+    stored(UNICODE_ID, JSON.stringify(call(UNICODE_ID, { initiator: 'émoji🙂', participants: [{ ...participant('ü🙂', 0), name: 'Zoë \u0000\n' }, participant(CONTROL_UID, 1)] }))),
+    rejected('lone-\\ud800-id', callText('"lone-\\ud800-id"'), /sessionId: .*well-formed/),
+    rejected('lone-uid', JSON.stringify(call('lone-uid')).replace('"uid":"u1"', '"uid":"u1-\\udc00"'), /participants\.0\.uid: .*well-formed/),
+    ...UNSAFE_IDS.map((id) => stored(id)),
+    stored('strings', callText('"strings"', { totalAudioMinutes: '"0.5"', totalParticipants: '" 2 "', startedAt: '"1764000000"', hasRecording: '"false"', endedAt: '"1764000030000"' })),
+    rejected('inf-minutes', callText('"inf-minutes"', { totalAudioMinutes: '1e309' }), /totalAudioMinutes: .*finite/),
+    rejected('neg-inf-start', callText('"neg-inf-start"', { startedAt: '-1e309' }), /startedAt: .*finite/),
+    rejected('nan-string', callText('"nan-string"', { totalVideoMinutes: '"NaN"' }), /totalVideoMinutes: .*finite/),
+    rejected('infinity-string', callText('"infinity-string"', { totalVideoMinutes: '"Infinity"' }), /totalVideoMinutes: .*finite/),
+    stored('negative', JSON.stringify(call('negative', { totalAudioMinutes: -0.5, totalDuration: '-00:00:30', endedAt: T - 30, participants: [{ ...participant('u1', 0), totalDuration: -1, totalAudioMinutes: -1 }] }))),
+    rejected('long-id', JSON.stringify(call(`long-id${'x'.repeat(10_000)}`)), /sessionId: /),
+    stored('proto', callText('"proto"', { ['__proto__']: '{"polluted":true}', constructor: '{"prototype":{"polluted":true}}' })),
+    rejected('list:page2#-null', 'null', /./),
+    rejected('list:page2#-num', '42', /./),
+    rejected('list:page2#-arr', '[]', /./),
+  ];
+}
+
+describe('hostile input: each record stored faithfully or rejected with a reason, never a crash', () => {
+  const tmp = tempDir('callsync-hostile-');
+  let server: TestServer;
+  let list: Case[];
+  const huge: string[] = [];
+  const byId = new Map<string, string>();
+  let bytesServed = 0;
+
+  beforeAll(async () => {
+    list = cases();
+    // Keys of non-objects are `list:page2#<index>`: fix them up now that the order is known.
+    list.forEach((c, i) => {
+      if ('rejected' in c.expect && c.expect.rejected.startsWith('list:page2#')) c.expect.rejected = `list:page2#${i}`;
+    });
+    for (let i = 0; i < 100; i++) huge.push(JSON.stringify(call(`huge-${i}`, { x_padding: 'p'.repeat(100_000) })));
+    for (const text of [...huge, ...list.map((c) => c.text)]) {
+      const m = /^\{"sessionId":("(?:[^"\\]|\\.)*")/.exec(text);
+      if (m) byId.set(JSON.parse(m[1]!) as string, text);
+    }
+    server = await startServer((req): Reply => {
+      const { path, page } = pathAndPage(req.url);
+      if (path === CALLS_PREFIX) {
+        const entries = page === 1 ? huge : page === 2 ? list.map((c) => c.text) : [];
+        const meta = { total: huge.length + list.length, count: entries.length, per_page: 100, current_page: page, total_pages: 2 };
+        const body = `{"data":[${entries.join(',')}],"meta":{"pagination":${JSON.stringify(meta)}}}`;
+        bytesServed += body.length;
+        return { status: 200, body };
+      }
+      if (path.startsWith(`${CALLS_PREFIX}/`)) {
+        const text = byId.get(decodeURIComponent(path.slice(CALLS_PREFIX.length + 1)));
+        if (text !== undefined) return { status: 200, body: `{"data":${text}}` };
+        return { status: 404, body: '{"error":{"code":"ERR_CALL_SESSION_NOT_FOUND","message":"no such call"}}' };
+      }
+      return { status: 404, body: '{"code":"ERR_NOT_FOUND"}' };
+    });
+  });
+  afterAll(async () => {
+    await server.close();
+    tmp.cleanup();
+  });
+
+  it('the run ends ok: every good record stored exactly, every bad one rejected with its reason', { timeout: 60_000 }, async () => {
+    const db = join(tmp.dir, 'hostile.db');
+    const r = (await syncWith(settingsAt(viaProxy(server.url, APP), db, { detailFetch: 'always', concurrency: 4 }))).results[0]!;
+    expect(bytesServed).toBeGreaterThan(10_000_000);
+    expect(r.status, r.error).toBe('ok');
+    const storedIds = list.flatMap((c) => ('stored' in c.expect ? [c.expect.stored] : []));
+    const rejected = list.flatMap((c) => ('rejected' in c.expect ? [c.expect] : []));
+    expect(r.rejected).toBe(rejected.length);
+    expect(r.retries).toBe(0);
+    expect(r.requests).toBe(2 + huge.length + storedIds.length);
+
+    await withStore(db, async (s) => {
+      expect(await integrityProblems(s.db)).toEqual([]);
+      const calls = await s.db.selectFrom('calls').selectAll().execute();
+      const ids = new Set(calls.map((c) => c.session_id));
+      expect([...ids].sort()).toEqual([...storedIds, ...huge.map((_, i) => `huge-${i}`)].sort());
+      const row = (id: string) => calls.find((c) => c.session_id === id)!;
+
+      // 100 KB strings and a 10 MB page, faithfully.
+      expect(row('long-mode').mode).toBe('m'.repeat(100_000));
+      expect(JSON.parse(row('huge-7').raw_json).x_padding).toHaveLength(100_000);
+      // Moderate nesting is kept in raw_json as received.
+      expect(JSON.parse(row('deep-ok').raw_json)).toEqual(JSON.parse(byId.get('deep-ok')!));
+      // Unicode and control characters survive, in ids and in names.
+      expect(row(UNICODE_ID).initiator).toBe('émoji🙂');
+      const parts = await s.db.selectFrom('call_participants').select(['uid', 'total_audio_minutes', 'total_duration_minutes']).where('session_id', '=', UNICODE_ID).orderBy('seq').execute();
+      expect(parts.map((p) => p.uid)).toEqual(['ü🙂', CONTROL_UID]);
+      expect((JSON.parse(row(UNICODE_ID).raw_json) as { participants: { name?: string }[] }).participants[0]!.name).toBe('Zoë \u0000\n');
+      // Numbers sent as strings are stored as numbers (ms timestamps as seconds).
+      expect(row('strings')).toMatchObject({ total_audio_minutes: 0.5, total_participants: 2, started_at: 1_764_000_000, ended_at: 1_764_000_030, has_recording: 0 });
+      // Negative durations are stored as sent, and flagged by the reconciliation.
+      expect(row('negative')).toMatchObject({ total_audio_minutes: -0.5, total_duration: '-00:00:30', total_duration_seconds: null, ended_at: T - 30 });
+      const neg = await s.db.selectFrom('call_reconciliation').select(['issues']).where('session_id', '=', 'negative').executeTakeFirstOrThrow();
+      expect(neg.issues).toContain('negative_duration');
+      // __proto__ and constructor keys are data, not a prototype.
+      expect(Object.getOwnPropertyDescriptor(JSON.parse(row('proto').raw_json), '__proto__')?.value).toEqual({ polluted: true });
+      expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+
+      const rej = await s.db.selectFrom('rejected_records').select(['record_key', 'reason', 'endpoint']).execute();
+      for (const want of rejected) {
+        const got = rej.find((x) => x.record_key === want.rejected || (want.rejected === 'long-id' && x.record_key.startsWith('long-idxxx')));
+        expect(got, `no rejected record ${want.rejected}: ${JSON.stringify(rej.map((x) => [x.record_key.slice(0, 40), x.reason]))}`).toBeDefined();
+        expect(got!.reason).toMatch(want.reason);
+      }
+      expect(rej).toHaveLength(rejected.length);
+    });
+  });
+
+  it('session ids that are not path-safe go out as one encoded path segment and never change the path', async () => {
+    const gets = server.requests.filter((q) => q.url.startsWith(`${CALLS_PREFIX}/`));
+    for (const q of server.requests) {
+      const { path } = pathAndPage(q.url);
+      expect(path === CALLS_PREFIX || path.startsWith(`${CALLS_PREFIX}/`), q.url).toBe(true);
+    }
+    for (const id of [...UNSAFE_IDS, UNICODE_ID]) {
+      const mine = gets.filter((q) => decodeURIComponent(q.url.slice(CALLS_PREFIX.length + 1)) === id);
+      expect(mine, id).toHaveLength(1);
+      const segment = mine[0]!.url.slice(CALLS_PREFIX.length + 1);
+      expect(segment, id).not.toMatch(/[/?#]/);
+      expect(segment, id).not.toMatch(/^\.{1,2}$/);
+    }
+  });
+});
+
+describe('a Get Call that answers with another call', () => {
+  it('is not stored under either id: the call is retried next run and the run says partial', async () => {
+    const tmp = tempDir('callsync-wrong-call-');
+    const a = call('call-a', { participants: undefined });
+    const b = call('call-b');
+    const server = await startServer((req): Reply => {
+      const { path } = pathAndPage(req.url);
+      if (path === CALLS_PREFIX) return { status: 200, body: JSON.stringify({ data: [a, b], meta: { pagination: { total: 2, count: 2, per_page: 100, current_page: 1, total_pages: 1 } } }) };
+      // A misrouted cache: every Get answers with call-b.
+      return { status: 200, body: JSON.stringify({ data: b }) };
+    });
+    try {
+      const db = join(tmp.dir, 'wrong.db');
+      const r = (await syncWith(settingsAt(viaProxy(server.url, APP), db, { detailFetch: 'auto' }))).results[0]!;
+      expect(r.status).toBe('partial');
+      expect(r.failedCalls).toBe(1);
+      await withStore(db, async (s) => {
+        const calls = await s.db.selectFrom('calls').select(['session_id', 'participant_rows']).orderBy('session_id').execute();
+        // call-b from its complete list entry; call-a not overwritten with call-b's data, not lost:
+        // the watermark stays, so the next run fetches it again.
+        expect(calls).toEqual([{ session_id: 'call-b', participant_rows: 2 }]);
+        expect(await s.db.selectFrom('sync_state').selectAll().execute()).toEqual([]);
+      });
+    } finally {
+      await server.close();
+      tmp.cleanup();
+    }
+  });
+});
