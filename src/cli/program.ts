@@ -53,6 +53,13 @@ export async function main(argv: readonly string[]): Promise<void> {
       process.exitCode = EXIT.USAGE;
       return;
     }
+    const code = (err as { code?: unknown }).code;
+    if (typeof code === 'string' && /^SQLITE_(BUSY|LOCKED)/.test(code)) {
+      // Another process kept the database locked for longer than the busy timeout.
+      console.error('callsync: the database is locked by another process (waited the busy timeout, CALLSYNC_BUSY_TIMEOUT_MS); try again when it is released');
+      process.exitCode = EXIT.SYNC_FAILED;
+      return;
+    }
     console.error(`callsync: unexpected error: ${(err as Error).stack ?? String(err)}`);
     process.exitCode = EXIT.INTERNAL;
   }

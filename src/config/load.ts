@@ -25,7 +25,18 @@ export type Settings = Readonly<Omit<FileConfig, 'apps' | 'schedule'>> & {
   readonly schedule: Readonly<FileConfig['schedule']>;
   /** Base of the exponential backoff between retries (CALLSYNC_RETRY_BASE_MS; tests shorten it). */
   readonly retryBaseMs: number;
+  /** How long a SQLite writer waits for another process's lock (CALLSYNC_BUSY_TIMEOUT_MS). */
+  readonly busyTimeoutMs: number;
 };
+
+/** Default wait for a SQLite lock held by another process. */
+export const DEFAULT_BUSY_TIMEOUT_MS = 10_000;
+
+/** CALLSYNC_BUSY_TIMEOUT_MS, or the default. */
+export function busyTimeoutMs(env: Env): number {
+  const n = Number(env.CALLSYNC_BUSY_TIMEOUT_MS ?? '');
+  return Number.isInteger(n) && n >= 0 && env.CALLSYNC_BUSY_TIMEOUT_MS?.trim() ? n : DEFAULT_BUSY_TIMEOUT_MS;
+}
 
 /** Command-line flags that override the config (the highest precedence). */
 export interface ConfigFlags {
@@ -144,6 +155,7 @@ export function resolveConfig(input: unknown, env: Env, source = 'config', flags
     apps: Object.freeze(apps),
     schedule: Object.freeze({ ...c.schedule }),
     retryBaseMs: Number.isFinite(retryBase) && retryBase > 0 ? retryBase : 500,
+    busyTimeoutMs: busyTimeoutMs(env),
   });
 }
 
@@ -175,7 +187,7 @@ export function loadConfigFile(path: string, env: Env, flags: ConfigFlags = {}):
 
 /** The resolved config as printable JSON: every key shown as *** (or as missing), never its value. */
 export function describeSettings(s: Settings): Record<string, unknown> {
-  const { retryBaseMs: _r, ...rest } = s;
+  const { retryBaseMs: _r, busyTimeoutMs: _b, ...rest } = s;
   return {
     ...rest,
     apps: s.apps.map((a) => ({ ...a, apiKey: a.apiKey ? '***' : `(missing: environment variable ${a.apiKeyEnv} is not set)` })),

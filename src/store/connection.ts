@@ -23,16 +23,19 @@ export const BUSY_TIMEOUT_MS = 10_000;
  * synchronous=NORMAL (durable at each checkpoint, safe with WAL), a busy timeout, foreign keys.
  * Read-only opens never create the file.
  */
-export function openSqliteStore(path: string, opts: { readonly?: boolean } = {}): Store {
+export function openSqliteStore(path: string, opts: { readonly?: boolean; busyTimeoutMs?: number } = {}): Store {
   let native: SqliteDatabase.Database;
   try {
     if (!opts.readonly && path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
-    native = new SqliteDatabase(path, { readonly: opts.readonly ?? false, fileMustExist: opts.readonly ?? false, timeout: BUSY_TIMEOUT_MS });
+    native = new SqliteDatabase(path, { readonly: opts.readonly ?? false, fileMustExist: opts.readonly ?? false, timeout: opts.busyTimeoutMs ?? BUSY_TIMEOUT_MS });
     if (!opts.readonly) {
       native.pragma('journal_mode = WAL');
       native.pragma('synchronous = NORMAL');
     }
     native.pragma('foreign_keys = ON');
+    // A read-only open of a WAL database still needs its -shm file: touch the schema now, so a
+    // folder that forbids it fails here with the one-line error below, not mid-command.
+    if (opts.readonly) native.prepare('select count(*) from sqlite_master').get();
   } catch (err) {
     const e = err as NodeJS.ErrnoException;
     throw new ConfigError(`database ${path} cannot be opened (${e.code ?? ''} ${e.message}); check the path and that its folder is writable`.replace(/\s+/g, ' '));
@@ -52,7 +55,7 @@ export function isPostgresUrl(database: string): boolean {
 }
 
 /** Opens the configured database: a `postgres://` URL, or else a SQLite file path. */
-export async function openStore(database: string, opts: { readonly?: boolean } = {}): Promise<Store> {
+export async function openStore(database: string, opts: { readonly?: boolean; busyTimeoutMs?: number } = {}): Promise<Store> {
   if (isPostgresUrl(database)) {
     const { openPostgresStore } = await import('./postgres.js');
     return openPostgresStore(database);

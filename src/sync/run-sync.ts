@@ -144,7 +144,8 @@ export async function runSyncExclusive(
     const signal = opts.signal ? AbortSignal.any([opts.signal, got.lease.lost]) : got.lease.lost;
     return { skipped: false, summary: await runSync(deps, settings, { ...opts, signal }) };
   } finally {
-    await got.lease.release();
+    // A database still locked at release must not replace the run's outcome; the lease expires anyway.
+    await got.lease.release().catch((err: unknown) => deps.log.warn({ err: (err as Error).message }, 'lease not released; it expires by itself'));
   }
 }
 
