@@ -1,21 +1,96 @@
-import type { Kysely, Transaction } from 'kysely';
+import type { CompiledQuery, DialectAdapter, Kysely, Transaction } from 'kysely';
 import type { CallRows } from '../transform/call-rows.js';
 import type { Database, NewCallRow, NewParticipantRow, NewRecordingRow } from './schema.js';
 
 type Db = Kysely<Database> | Transaction<Database>;
 
-/** SQLite allows 32,766 bound parameters per statement; stay well below it. */
-const MAX_PARAMS = 30_000;
-const ID_CHUNK = 500;
+/**
+ * Rows per statement, at most. The bound parameters stay far below SQLite's 32,766 (and
+ * PostgreSQL's 65,535): 512 calls × 34 columns = 17,408.
+ */
+const MAX_CALL_ROWS = 512;
+const MAX_CHILD_ROWS = 1024;
+const MAX_IDS = 1024;
 
-function chunks<T>(items: readonly T[], size: number): T[][] {
-  const out: T[][] = [];
-  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
+/**
+ * Splits `n` rows into statement sizes taken from {max, max/2, …, 2, 1} (full `max` chunks, then the
+ * binary digits of the rest), so that each statement shape is compiled once and a batch of any
+ * size needs at most log2(max) + ⌈n/max⌉ statements.
+ */
+export function statementSizes(n: number, max: number): number[] {
+  const out: number[] = [];
+  let rest = n;
+  while (rest >= max) {
+    out.push(max);
+    rest -= max;
+  }
+  for (let b = max >> 1; b >= 1; b >>= 1) {
+    if (rest & b) out.push(b);
+  }
   return out;
 }
 
-function rowsPerStatement(sample: object | undefined): number {
-  return sample ? Math.max(1, Math.floor(MAX_PARAMS / Object.keys(sample).length)) : 1;
+/**
+ * Compiled statements by dialect and shape. Building and compiling a Kysely insert of a page of
+ * 34-column rows cost more CPU than SQLite spent storing them, so each shape (statement kind and
+ * row count) is compiled once with placeholder values, by the dialect's own compiler, and then run
+ * again with new parameters. Any dialect works: the SQL text is the dialect's.
+ */
+const compiledByDialect = new WeakMap<DialectAdapter, Map<string, CompiledQuery>>();
+
+function compiledOnce(db: Db, key: string, expectedParams: number, build: () => CompiledQuery): CompiledQuery {
+  const adapter = db.getExecutor().adapter;
+  let cache = compiledByDialect.get(adapter);
+  if (!cache) compiledByDialect.set(adapter, (cache = new Map()));
+  let q = cache.get(key);
+  if (!q) {
+    q = build();
+    // The parameters must be exactly the row values in column order; a compiler that inlines or adds
+    // one would bind the wrong values, so refuse rather than write garbage.
+    if (q.parameters.length !== expectedParams) throw new Error(`calls-repo: statement ${key} compiled to ${q.parameters.length} parameters, expected ${expectedParams}`);
+    cache.set(key, q);
+  }
+  return q;
+}
+
+function run(db: Db, q: CompiledQuery, parameters: unknown[]): Promise<unknown> {
+  return db.executeQuery({ query: q.query, queryId: q.queryId, sql: q.sql, parameters });
+}
+
+/** Column lists in statement order; `satisfies` keeps them complete and spelled as in schema.ts. */
+const CALL_COLUMNS = [
+  'app_id', 'region', 'session_id', 'type', 'mode', 'receiver_type', 'receiver', 'initiator', 'status', 'is_final',
+  'total_audio_minutes', 'total_video_minutes', 'total_duration_minutes', 'total_duration',
+  'total_duration_seconds', 'total_participants', 'has_recording', 'initiated_at', 'started_at',
+  'ended_at', 'details_source', 'list_fingerprint', 'raw_json', 'not_found_at', 'first_synced_at', 'synced_at',
+  'participant_rows', 'joined_devices', 'joined_users', 'participant_audio_minutes', 'participant_video_minutes',
+  'participant_total_minutes', 'participant_outside_rows', 'recording_minutes',
+] as const satisfies readonly (keyof NewCallRow)[];
+
+const PARTICIPANT_COLUMNS = [
+  'app_id', 'session_id', 'seq', 'uid', 'device_id', 'total_audio_minutes', 'total_video_minutes',
+  'total_duration_minutes', 'is_joined', 'joined_at', 'left_at', 'state',
+] as const satisfies readonly (keyof NewParticipantRow)[];
+
+const RECORDING_COLUMNS = [
+  'app_id', 'session_id', 'rid', 'duration_minutes', 'start_time', 'end_time', 'recording_url',
+] as const satisfies readonly (keyof NewRecordingRow)[];
+
+/** Every column but the key and first_synced_at is replaced when a stored call is written again. */
+const CALL_UPDATE_COLUMNS = CALL_COLUMNS.filter((c) => c !== 'app_id' && c !== 'session_id' && c !== 'first_synced_at');
+
+/** A row of `columns` whose values are all placeholders (compiled into parameters, never stored). */
+function placeholderRow<C extends string>(columns: readonly C[]): Record<C, number> {
+  const row = {} as Record<C, number>;
+  for (const c of columns) row[c] = 0;
+  return row;
+}
+
+function pushValues<R extends object>(out: unknown[], rows: readonly R[], from: number, count: number, columns: readonly (keyof R & string)[]): void {
+  for (let i = from; i < from + count; i++) {
+    const r = rows[i]!;
+    for (const c of columns) out.push(r[c] ?? null);
+  }
 }
 
 export interface StoredCallState {
@@ -27,16 +102,29 @@ export interface StoredCallState {
 /** What is stored of these calls, to decide which list entries changed. */
 export async function loadCallStates(db: Db, appId: string, sessionIds: readonly string[]): Promise<Map<string, StoredCallState>> {
   const out = new Map<string, StoredCallState>();
-  for (const ids of chunks(sessionIds, ID_CHUNK)) {
-    const rows = await db
-      .selectFrom('calls')
-      .select(['session_id', 'list_fingerprint', 'is_final', 'not_found_at'])
-      .where('app_id', '=', appId)
-      .where('session_id', 'in', ids)
-      .execute();
-    for (const r of rows) out.set(r.session_id, { listFingerprint: r.list_fingerprint, isFinal: r.is_final === 1, notFound: r.not_found_at !== null });
+  let at = 0;
+  for (const n of statementSizes(sessionIds.length, MAX_IDS)) {
+    const q = compiledOnce(db, `select-states:${n}`, n + 1, () =>
+      db
+        .selectFrom('calls')
+        .select(['session_id', 'list_fingerprint', 'is_final', 'not_found_at'])
+        .where('app_id', '=', '')
+        .where('session_id', 'in', new Array<string>(n).fill(''))
+        .compile(),
+    );
+    const params: unknown[] = [appId];
+    for (let i = at; i < at + n; i++) params.push(sessionIds[i]);
+    at += n;
+    const res = (await run(db, q, params)) as { rows: { session_id: string; list_fingerprint: string | null; is_final: number; not_found_at: number | null }[] };
+    for (const r of res.rows) out.set(r.session_id, { listFingerprint: r.list_fingerprint, isFinal: r.is_final === 1, notFound: r.not_found_at !== null });
   }
   return out;
+}
+
+/** Whether any call of the app is stored (a first sync then has nothing to compare list entries with). */
+export async function hasStoredCalls(db: Db, appId: string): Promise<boolean> {
+  const row = await db.selectFrom('calls').select('session_id').where('app_id', '=', appId).limit(1).executeTakeFirst();
+  return row !== undefined;
 }
 
 /** Calls of an app stored in a live state (initiated/ongoing) that still exist. */
@@ -51,18 +139,10 @@ export async function listLiveCalls(db: Db, appId: string): Promise<string[]> {
   return rows.map((r) => r.session_id);
 }
 
-const CALL_UPDATE_COLUMNS = [
-  'region', 'type', 'mode', 'receiver_type', 'receiver', 'initiator', 'status', 'is_final',
-  'total_audio_minutes', 'total_video_minutes', 'total_duration_minutes', 'total_duration',
-  'total_duration_seconds', 'total_participants', 'has_recording', 'initiated_at', 'started_at',
-  'ended_at', 'details_source', 'list_fingerprint', 'raw_json', 'not_found_at', 'synced_at',
-  'participant_rows', 'joined_devices', 'joined_users', 'participant_audio_minutes', 'participant_video_minutes',
-  'participant_total_minutes', 'participant_outside_rows', 'recording_minutes',
-] as const satisfies readonly (keyof NewCallRow)[];
-
 /**
  * Writes calls with their participants and recordings, replacing what was stored for them. Call it
  * inside the use case's transaction: the three tables then change together or not at all.
+ * Statements are compiled once per shape (see `compiledOnce`); the SQL is the dialect's own.
  */
 export async function upsertCalls(trx: Db, batch: readonly CallRows[]): Promise<void> {
   if (batch.length === 0) return;
@@ -72,37 +152,76 @@ export async function upsertCalls(trx: Db, batch: readonly CallRows[]): Promise<
   const calls = [...unique.values()];
   const appId = calls[0]!.call.app_id;
   const callRows = calls.map((c) => c.call);
-  for (const part of chunks(callRows, rowsPerStatement(callRows[0]))) {
-    await trx
-      .insertInto('calls')
-      .values(part)
-      .onConflict((oc) =>
-        oc.columns(['app_id', 'session_id']).doUpdateSet((eb) => {
-          const set: Record<string, unknown> = {};
-          for (const col of CALL_UPDATE_COLUMNS) set[col] = eb.ref(`excluded.${col}`);
-          return set as Partial<NewCallRow>;
-        }),
-      )
-      .execute();
+
+  let at = 0;
+  for (const n of statementSizes(callRows.length, MAX_CALL_ROWS)) {
+    const q = compiledOnce(trx, `upsert-calls:${n}`, n * CALL_COLUMNS.length, () =>
+      trx
+        .insertInto('calls')
+        .values(new Array<NewCallRow>(n).fill(placeholderRow(CALL_COLUMNS) as unknown as NewCallRow))
+        .onConflict((oc) =>
+          oc.columns(['app_id', 'session_id']).doUpdateSet((eb) => {
+            const set: Record<string, unknown> = {};
+            for (const col of CALL_UPDATE_COLUMNS) set[col] = eb.ref(`excluded.${col}`);
+            return set as Partial<NewCallRow>;
+          }),
+        )
+        .compile(),
+    );
+    const params: unknown[] = [];
+    pushValues(params, callRows, at, n, CALL_COLUMNS);
+    at += n;
+    await run(trx, q, params);
   }
-  const ids = callRows.map((c) => c.session_id);
-  for (const part of chunks(ids, ID_CHUNK)) {
-    await trx.deleteFrom('call_participants').where('app_id', '=', appId).where('session_id', 'in', part).execute();
-    await trx.deleteFrom('call_recordings').where('app_id', '=', appId).where('session_id', 'in', part).execute();
+
+  at = 0;
+  for (const n of statementSizes(calls.length, MAX_IDS)) {
+    const ids: unknown[] = [appId];
+    for (let i = at; i < at + n; i++) ids.push(callRows[i]!.session_id);
+    at += n;
+    const placeholders = new Array<string>(n).fill('');
+    const delParticipants = compiledOnce(trx, `delete-participants:${n}`, n + 1, () =>
+      trx.deleteFrom('call_participants').where('app_id', '=', '').where('session_id', 'in', placeholders).compile(),
+    );
+    const delRecordings = compiledOnce(trx, `delete-recordings:${n}`, n + 1, () =>
+      trx.deleteFrom('call_recordings').where('app_id', '=', '').where('session_id', 'in', placeholders).compile(),
+    );
+    await run(trx, delParticipants, ids);
+    await run(trx, delRecordings, ids);
   }
-  const participants: NewParticipantRow[] = calls.flatMap((c) => c.participants);
-  for (const part of chunks(participants, rowsPerStatement(participants[0]))) {
-    await trx.insertInto('call_participants').values(part).execute();
+
+  const participants: NewParticipantRow[] = [];
+  const recordings: NewRecordingRow[] = [];
+  for (const c of calls) {
+    for (const p of c.participants) participants.push(p);
+    for (const r of c.recordings) recordings.push(r);
   }
-  const recordings: NewRecordingRow[] = calls.flatMap((c) => c.recordings);
-  for (const part of chunks(recordings, rowsPerStatement(recordings[0]))) {
-    await trx.insertInto('call_recordings').values(part).execute();
+  at = 0;
+  for (const n of statementSizes(participants.length, MAX_CHILD_ROWS)) {
+    const q = compiledOnce(trx, `insert-participants:${n}`, n * PARTICIPANT_COLUMNS.length, () =>
+      trx.insertInto('call_participants').values(new Array<NewParticipantRow>(n).fill(placeholderRow(PARTICIPANT_COLUMNS) as unknown as NewParticipantRow)).compile(),
+    );
+    const params: unknown[] = [];
+    pushValues(params, participants, at, n, PARTICIPANT_COLUMNS);
+    at += n;
+    await run(trx, q, params);
+  }
+  at = 0;
+  for (const n of statementSizes(recordings.length, MAX_CHILD_ROWS)) {
+    const q = compiledOnce(trx, `insert-recordings:${n}`, n * RECORDING_COLUMNS.length, () =>
+      trx.insertInto('call_recordings').values(new Array<NewRecordingRow>(n).fill(placeholderRow(RECORDING_COLUMNS) as unknown as NewRecordingRow)).compile(),
+    );
+    const params: unknown[] = [];
+    pushValues(params, recordings, at, n, RECORDING_COLUMNS);
+    at += n;
+    await run(trx, q, params);
   }
 }
 
 /** Marks calls that Get Call says no longer exist; rows that are not stored yet are left to the caller. */
 export async function markNotFound(trx: Db, appId: string, sessionIds: readonly string[], now: number): Promise<void> {
-  for (const part of chunks(sessionIds, ID_CHUNK)) {
+  for (let i = 0; i < sessionIds.length; i += MAX_IDS) {
+    const part = sessionIds.slice(i, i + MAX_IDS);
     await trx.updateTable('calls').set({ not_found_at: now, synced_at: now }).where('app_id', '=', appId).where('session_id', 'in', part).execute();
   }
 }

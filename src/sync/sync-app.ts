@@ -1,3 +1,5 @@
+import { setMaxListeners } from 'node:events';
+import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import type { Kysely } from 'kysely';
 import pLimit from 'p-limit';
 import type { Dispatcher } from 'undici';
@@ -10,10 +12,11 @@ import { AppHttpClient } from '../source/http-client.js';
 import { paginateCalls } from '../source/paginate-calls.js';
 import { RequestPacer } from '../source/request-pacer.js';
 import type { ApiCall } from '../source/schemas.js';
-import { upsertCalls, loadCallStates, listLiveCalls, markNotFound } from '../store/calls-repo.js';
+import { hasStoredCalls, upsertCalls, loadCallStates, listLiveCalls, markNotFound, type StoredCallState } from '../store/calls-repo.js';
 import { getSyncState, insertRejected, saveSyncState, startRun, updateRun } from '../store/runs-repo.js';
 import type { Database, NewRejectedRow } from '../store/schema.js';
-import { apiCallToRows, callTime, fingerprint, listEntryIsComplete, parseCall, receiverOf, type CallRows } from '../transform/call-rows.js';
+import { apiCallToRows, callTime, fingerprint, fingerprintJson, listEntryIsComplete, parseCall, receiverOf, type CallRows } from '../transform/call-rows.js';
+import { isFinalStatus } from '../transform/call-status.js';
 import type { Logger } from '../log/logger.js';
 import { unixSeconds, type RuntimeClock } from './clock.js';
 import { syncGroupMembers } from './sync-groups.js';
@@ -74,14 +77,150 @@ export interface AppSyncResult {
   error?: string;
 }
 
-/** Pages whose detail fetches and writes may be outstanding while listing goes on. */
-const MAX_PAGES_IN_FLIGHT = 4;
+/**
+ * Listed calls whose detail fetches may be outstanding while listing goes on (at least
+ * MIN_PAGES_IN_FLIGHT pages): deep enough that the Gets never wait for the listing, bounded so that
+ * memory does not depend on the size of the listing.
+ */
+const MAX_CALLS_IN_FLIGHT = 2_000;
+const MIN_PAGES_IN_FLIGHT = 2;
+/**
+ * Group commit: fetched pages are written together once this many calls are waiting, or after
+ * MAX_WRITE_DELAY_MS, or when the listing ends. A commit (WAL append and, every ~4 MB, a checkpoint)
+ * costs about as much as writing a hundred calls, so pages of 100 written one per transaction spent
+ * half the write time committing. Each page still goes in whole, in one transaction.
+ */
+const MIN_CALLS_PER_TRANSACTION = 1_000;
+const MAX_CALLS_PER_TRANSACTION = 5_000;
+const MAX_WRITE_DELAY_MS = 250;
 const LIVE_REFETCH_BATCH = 100;
+/**
+ * Listed calls remembered with their fingerprint, so that a call repeated on a later page (calls
+ * inserted while paging push entries down; a step-back re-reads pages) is neither fetched nor
+ * counted twice. Repeats come from the last few pages; older ones are committed by then and their
+ * stored fingerprint makes a repeat cost nothing. Bounded, so memory does not grow with history.
+ */
+const RECENT_CALLS = 20_000;
+/** Abort listeners one app may add to the run's signal: one per concurrent request and sleep. */
+const SIGNAL_LISTENERS_PER_APP = 16;
 
 interface Pending {
   call: ApiCall;
-  raw: unknown;
+  /** The list entry as JSON.stringify gave it (not the parsed object: a string is a third of its size); undefined when not listed. */
+  json: string | undefined;
   listFingerprint: string | null;
+}
+
+interface PageWrite {
+  rows: CallRows[];
+  rejects: NewRejectedRow[];
+  notFoundIds: string[];
+}
+
+function weight(w: PageWrite): number {
+  return w.rows.length + w.rejects.length + w.notFoundIds.length;
+}
+
+/**
+ * Writes fetched pages, several per transaction (see MIN_CALLS_PER_TRANSACTION), each page whole.
+ * `commit` runs one transaction; its first failure is kept (`throwIfFailed`: the run then fails) and
+ * the pages of that transaction are not written. Nothing stays queued after `flush()`.
+ */
+class PageWriter {
+  readonly #queue: PageWrite[] = [];
+  #queuedWeight = 0;
+  #running: Promise<void> | undefined;
+  #timer: NodeJS.Timeout | undefined;
+  #due = false;
+  #failure: { err: unknown } | undefined;
+
+  constructor(private readonly commit: (batch: readonly PageWrite[]) => Promise<void>) {}
+
+  get queued(): number {
+    return this.#queuedWeight;
+  }
+
+  /** Throws the first failed transaction's error, if any. */
+  throwIfFailed(): void {
+    if (this.#failure) throw this.#failure.err;
+  }
+
+  add(w: PageWrite): void {
+    this.#queue.push(w);
+    this.#queuedWeight += weight(w);
+    this.#kick();
+  }
+
+  /** Writes everything queued now and resolves once it is written (or has failed). */
+  async flush(): Promise<void> {
+    this.#due = true;
+    this.#kick();
+    while (this.#running) await this.#running;
+  }
+
+  #kick(): void {
+    if (this.#running || this.#queue.length === 0) return;
+    if (this.#due || this.#queuedWeight >= MIN_CALLS_PER_TRANSACTION) {
+      clearTimeout(this.#timer);
+      this.#timer = undefined;
+      this.#running = this.#drain().finally(() => {
+        this.#running = undefined;
+        this.#kick();
+      });
+    } else {
+      this.#timer ??= setTimeout(() => {
+        this.#timer = undefined;
+        this.#due = true;
+        this.#kick();
+      }, MAX_WRITE_DELAY_MS);
+    }
+  }
+
+  async #drain(): Promise<void> {
+    while (this.#queue.length > 0 && (this.#due || this.#queuedWeight >= MIN_CALLS_PER_TRANSACTION)) {
+      let take = 0;
+      let n = 0;
+      while (take < this.#queue.length && (take === 0 || n + weight(this.#queue[take]!) <= MAX_CALLS_PER_TRANSACTION)) n += weight(this.#queue[take++]!);
+      const batch = this.#queue.splice(0, take);
+      this.#queuedWeight -= n;
+      try {
+        await this.commit(batch);
+      } catch (err) {
+        this.#failure ??= { err };
+      }
+      // Let the responses that arrived meanwhile be read, and new requests go out.
+      await yieldToEventLoop();
+    }
+    if (this.#queue.length === 0) this.#due = false;
+  }
+}
+
+/**
+ * The calls listed in this run, newest pages last, with the fingerprint each was handled with; only
+ * the last `capacity` listed calls are kept (see RECENT_CALLS).
+ */
+class RecentCalls {
+  readonly #fp = new Map<string, string>();
+  readonly #order: string[] = [];
+  #head = 0;
+
+  constructor(private readonly capacity: number) {}
+
+  get(id: string): string | undefined {
+    return this.#fp.get(id);
+  }
+
+  set(id: string, fp: string): void {
+    if (!this.#fp.has(id)) {
+      this.#order.push(id);
+      if (this.#order.length - this.#head > this.capacity) this.#fp.delete(this.#order[this.#head++]!);
+      if (this.#head > this.capacity) {
+        this.#order.splice(0, this.#head);
+        this.#head = 0;
+      }
+    }
+    this.#fp.set(id, fp);
+  }
 }
 
 /**
@@ -117,25 +256,40 @@ export async function syncApp(deps: SyncDeps, settings: Settings, app: AppSettin
     http = client;
     const api = new CallsApi(client, app.callsBaseUrl);
     const limit = pLimit(settings.concurrency);
+    // Each concurrent request and pacing sleep listens on the run's signal; apps share it.
+    if (opts.signal) setMaxListeners(SIGNAL_LISTENERS_PER_APP * Math.max(1, settings.concurrency), opts.signal);
     const cutoff = mode === 'incremental' ? state!.watermark_started_at! - settings.lookbackHours * 3600 : undefined;
     let newestStarted = state?.watermark_started_at ?? null;
     let listedTotal: number | undefined;
-    /** Fingerprint of each call's entry as handled in this run: a call repeated on a later page
-     * (calls inserted while paging push entries down) is not fetched twice. */
-    const seen = new Map<string, string>();
+    const recent = new RecentCalls(RECENT_CALLS);
+    /** Calls stored live before this run: the listing may show them; those it does not are fetched after it. */
+    const liveBefore = backfill ? new Set<string>() : new Set(await listLiveCalls(db, app.appId));
+    // Into an app with no stored call (a first sync), every listed call is new: no per-page lookup.
+    // A call this run already wrote and lists again is caught by `recent`.
+    const anyStored = await hasStoredCalls(db, app.appId);
+    const nothingStored = new Map<string, StoredCallState>();
+    /** Live calls (stored live, or listed or fetched live) that this run's listing showed. */
+    const listedLive = new Set<string>();
     /** Groups that received a group call in the synced window: their membership is synced after the calls. */
     const groupsCalled = new Set<string>();
-    const inFlight: Promise<void>[] = [];
+    const inFlight: { calls: number; done: Promise<void> }[] = [];
+    let inFlightCalls = 0;
 
-    const writePage = async (rows: CallRows[], rejects: NewRejectedRow[], notFoundIds: string[]): Promise<void> => {
+    const progress = (): void => opts.onProgress?.({ appId: app.appId, region: app.region, pages: r.pages, callsSeen: r.callsSeen, detailFetches: r.detailFetches, listedTotal });
+    const writer = new PageWriter(async (batch) => {
       const now = unixSeconds(clock);
+      let rejected = 0;
       await db.transaction().execute(async (trx) => {
-        await upsertCalls(trx, rows);
-        if (notFoundIds.length) await markNotFound(trx, app.appId, notFoundIds, now);
-        r.rejected += await insertRejected(trx, rejects);
+        for (const w of batch) {
+          await upsertCalls(trx, w.rows);
+          if (w.notFoundIds.length) await markNotFound(trx, app.appId, w.notFoundIds, now);
+          if (w.rejects.length) rejected += await insertRejected(trx, w.rejects);
+        }
       });
-      r.callsWritten += rows.length;
-    };
+      r.rejected += rejected;
+      for (const w of batch) r.callsWritten += w.rows.length;
+      progress();
+    });
 
     const reject = (rejects: NewRejectedRow[], endpoint: string, key: string, reason: string, raw: unknown): void => {
       const payload = (JSON.stringify(raw) ?? 'undefined').slice(0, 1_000_000);
@@ -143,9 +297,9 @@ export async function syncApp(deps: SyncDeps, settings: Settings, app: AppSettin
       log.warn({ endpoint, recordKey: key, reason }, 'record rejected');
     };
 
-    /** Fetches details for `pending`, then writes them with `listRows` and `rejects` in one transaction. */
+    /** Fetches details for `pending`, then hands them with `listRows` and `rejects` to the writer (one transaction). */
     const completePage = async (listRows: CallRows[], pending: Pending[], rejects: NewRejectedRow[]): Promise<void> => {
-      const rows = [...listRows];
+      const rows = listRows;
       const notFoundIds: string[] = [];
       r.detailFetches += pending.length;
       await Promise.all(
@@ -158,16 +312,21 @@ export async function syncApp(deps: SyncDeps, settings: Settings, app: AppSettin
               if (!got.found) {
                 r.notFound++;
                 // Keep what the listing said, flagged: the service no longer has this session.
-                if (p.raw !== undefined) rows.push(apiCallToRows(p.call, p.raw, { appId: app.appId, region: app.region, now, source: 'list', listFingerprint: p.listFingerprint, notFoundAt: now }));
+                if (p.json !== undefined) rows.push(apiCallToRows(p.call, undefined, { appId: app.appId, region: app.region, now, source: 'list', listFingerprint: p.listFingerprint, notFoundAt: now, rawJson: p.json }));
                 else notFoundIds.push(p.call.sessionId);
                 return;
               }
-              const parsed = parseCall(got.raw, p.call.sessionId);
+              const json = JSON.stringify(got.raw) ?? 'undefined';
+              // A Get body equal to the list entry (the usual case when the entry only lacked
+              // nothing, or detailFetch is always) parses to the same call: it is not validated twice.
+              const parsed = json === p.json ? ({ ok: true, call: p.call } as const) : parseCall(got.raw, p.call.sessionId);
               if (!parsed.ok) {
                 reject(rejects, 'get_call', parsed.key, parsed.reason, got.raw);
                 return;
               }
-              rows.push(apiCallToRows(parsed.call, got.raw, { appId: app.appId, region: app.region, now, source: 'detail', listFingerprint: p.listFingerprint }));
+              const row = apiCallToRows(parsed.call, got.raw, { appId: app.appId, region: app.region, now, source: 'detail', listFingerprint: p.listFingerprint, rawJson: json });
+              if (p.json !== undefined && row.call.is_final === 0) listedLive.add(p.call.sessionId);
+              rows.push(row);
             } catch (err) {
               if (err instanceof ApiError && (err.kind === 'auth' || err.kind === 'account')) {
                 fatal ??= err.message;
@@ -180,66 +339,95 @@ export async function syncApp(deps: SyncDeps, settings: Settings, app: AppSettin
           }),
         ),
       );
-      await writePage(rows, rejects, notFoundIds);
-      opts.onProgress?.({ appId: app.appId, region: app.region, pages: r.pages, callsSeen: r.callsSeen, detailFetches: r.detailFetches, listedTotal });
+      if (rows.length || rejects.length || notFoundIds.length) writer.add({ rows, rejects, notFoundIds });
+      else progress();
     };
 
-    for await (const page of paginateCalls(api, settings.pageSize)) {
-      if (fatal || opts.signal?.aborted) break;
-      r.pages++;
-      listedTotal = page.pagination?.total ?? listedTotal;
-      const now = unixSeconds(clock);
-      const rejects: NewRejectedRow[] = [];
-      const valid: { call: ApiCall; raw: unknown; fp: string; time: number | null }[] = [];
-      page.entries.forEach((raw, i) => {
-        const parsed = parseCall(raw, `list:page${page.page}#${i}`);
-        if (!parsed.ok) return reject(rejects, 'list_calls', parsed.key, parsed.reason, raw);
-        const time = callTime(parsed.call);
-        if (parsed.call.startedAt != null && (newestStarted === null || parsed.call.startedAt > newestStarted)) newestStarted = parsed.call.startedAt;
-        valid.push({ call: parsed.call, raw, fp: fingerprint(raw), time });
-      });
-      const inRange = backfill
-        ? valid.filter((v) => v.time !== null && (opts.since === undefined || v.time >= opts.since) && (opts.until === undefined || v.time < opts.until))
-        : valid;
-      const stored = await loadCallStates(db, app.appId, inRange.map((v) => v.call.sessionId));
-      const listRows: CallRows[] = [];
-      const pending: Pending[] = [];
-      for (const v of inRange) {
-        const id = v.call.sessionId;
-        const before = seen.get(id);
-        if (before === v.fp) continue; // already handled in this run, unchanged
-        if (before === undefined) r.callsSeen++;
-        seen.set(id, v.fp);
-        const guid = v.call.receiverType === 'group' ? receiverOf(v.call) : null;
-        if (guid) groupsCalled.add(guid);
-        const st = stored.get(id);
-        if (st && st.listFingerprint === v.fp) continue; // unchanged since the last sync
-        if (settings.detailFetch === 'auto' && listEntryIsComplete(v.call)) {
-          listRows.push(apiCallToRows(v.call, v.raw, { appId: app.appId, region: app.region, now, source: 'list', listFingerprint: v.fp }));
-          r.callsFromList++;
-        } else {
-          pending.push({ call: v.call, raw: v.raw, listFingerprint: v.fp });
+    // In-flight pages are always settled and written before going on, also when listing fails: a
+    // page is written whole or not at all, and no write outlives the run.
+    let listingError: { err: unknown } | undefined;
+    try {
+      for await (const page of paginateCalls(api, settings.pageSize)) {
+        if (fatal || opts.signal?.aborted) break;
+        r.pages++;
+        listedTotal = page.pagination?.total ?? listedTotal;
+        const now = unixSeconds(clock);
+        const rejects: NewRejectedRow[] = [];
+        const valid: { call: ApiCall; raw: unknown; json: string; fp: string; time: number | null }[] = [];
+        let oldest: number | undefined;
+        let allOlder = true;
+        const lowerBound = cutoff ?? (backfill ? opts.since : undefined);
+        page.entries.forEach((raw, i) => {
+          const parsed = parseCall(raw, `list:page${page.page}#${i}`);
+          if (!parsed.ok) return reject(rejects, 'list_calls', parsed.key, parsed.reason, raw);
+          const time = callTime(parsed.call);
+          if (time !== null) {
+            oldest = oldest === undefined || time < oldest ? time : oldest;
+            if (lowerBound === undefined || time >= lowerBound) allOlder = false;
+          }
+          if (parsed.call.startedAt != null && (newestStarted === null || parsed.call.startedAt > newestStarted)) newestStarted = parsed.call.startedAt;
+          // One serialisation serves the fingerprint and, when the entry is stored as is, raw_json.
+          const json = JSON.stringify(raw) ?? 'undefined';
+          valid.push({ call: parsed.call, raw, json, fp: fingerprintJson(json), time });
+        });
+        const inRange = backfill
+          ? valid.filter((v) => v.time !== null && (opts.since === undefined || v.time >= opts.since) && (opts.until === undefined || v.time < opts.until))
+          : valid;
+        const stored = anyStored ? await loadCallStates(db, app.appId, inRange.map((v) => v.call.sessionId)) : nothingStored;
+        const listRows: CallRows[] = [];
+        const pending: Pending[] = [];
+        for (const v of inRange) {
+          const id = v.call.sessionId;
+          const before = recent.get(id);
+          if (before === v.fp) continue; // already handled in this run, unchanged
+          if (before === undefined) r.callsSeen++;
+          recent.set(id, v.fp);
+          if (liveBefore.has(id) || !isFinalStatus(v.call.status)) listedLive.add(id);
+          const guid = v.call.receiverType === 'group' ? receiverOf(v.call) : null;
+          if (guid) groupsCalled.add(guid);
+          const st = stored.get(id);
+          if (st && st.listFingerprint === v.fp) continue; // unchanged since the last sync
+          if (settings.detailFetch === 'auto' && listEntryIsComplete(v.call)) {
+            listRows.push(apiCallToRows(v.call, v.raw, { appId: app.appId, region: app.region, now, source: 'list', listFingerprint: v.fp, rawJson: v.json }));
+            r.callsFromList++;
+          } else {
+            pending.push({ call: v.call, json: v.json, listFingerprint: v.fp });
+          }
         }
-      }
-      inFlight.push(completePage(listRows, pending, rejects));
-      if (inFlight.length >= MAX_PAGES_IN_FLIGHT) await inFlight.shift();
+        const calls = listRows.length + pending.length;
+        inFlight.push({ calls, done: completePage(listRows, pending, rejects) });
+        inFlightCalls += calls;
+        while (inFlight.length >= MIN_PAGES_IN_FLIGHT && (inFlightCalls > MAX_CALLS_IN_FLIGHT || inFlight.length > MAX_CALLS_IN_FLIGHT / Math.max(1, settings.pageSize))) {
+          const first = inFlight.shift()!;
+          inFlightCalls -= first.calls;
+          await first.done;
+        }
+        // The writer holds what is fetched and not yet written: when it falls behind, wait for it.
+        if (writer.queued > MAX_CALLS_PER_TRANSACTION) await writer.flush();
+        writer.throwIfFailed();
 
-      const times = valid.map((v) => v.time).filter((t): t is number => t !== null);
-      const oldest = times.length ? Math.min(...times) : undefined;
-      const lowerBound = cutoff ?? (backfill ? opts.since : undefined);
-      if (lowerBound !== undefined && oldest !== undefined && times.every((t) => t < lowerBound)) break;
+        if (lowerBound !== undefined && oldest !== undefined && allOlder) break;
+      }
+    } catch (err) {
+      listingError = { err };
     }
-    await Promise.all(inFlight);
+    const settled = await Promise.allSettled(inFlight.map((p) => p.done));
+    await writer.flush();
+    if (listingError) throw listingError.err;
+    for (const s of settled) if (s.status === 'rejected') throw s.reason;
+    writer.throwIfFailed();
 
     if (opts.signal?.aborted) throw new ApiError('stopped by a signal before the run completed; the next run resumes', 'aborted', undefined, undefined, 0);
 
     // Live calls the listing no longer shows (older than the window): ask for each until it is final.
     if (!fatal && !backfill) {
-      const live = (await listLiveCalls(db, app.appId)).filter((id) => !seen.has(id));
+      const live = (await listLiveCalls(db, app.appId)).filter((id) => !listedLive.has(id));
       for (let i = 0; i < live.length && !fatal; i += LIVE_REFETCH_BATCH) {
-        const batch = live.slice(i, i + LIVE_REFETCH_BATCH).map((sessionId): Pending => ({ call: { sessionId } as ApiCall, raw: undefined, listFingerprint: null }));
+        const batch = live.slice(i, i + LIVE_REFETCH_BATCH).map((sessionId): Pending => ({ call: { sessionId } as ApiCall, json: undefined, listFingerprint: null }));
         await completePage([], batch, []);
       }
+      await writer.flush();
+      writer.throwIfFailed();
     }
 
     if (fatal) throw new Error(fatal);

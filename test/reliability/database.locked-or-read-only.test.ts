@@ -62,7 +62,8 @@ describe('a database locked by another process', () => {
     const { db, cfg } = setupFor('brief');
     expect((await runCli(['migrate', '--config', cfg], ENV)).code).toBe(0);
     const lock = lockDatabase(db);
-    const child = spawnCli(['sync', '--config', cfg, '--quiet'], ENV);
+    // This run keeps the default 10 s busy timeout: the 4 s hold is then well short of it.
+    const child = spawnCli(['sync', '--config', cfg, '--quiet'], { ...ENV, CALLSYNC_BUSY_TIMEOUT_MS: '10000' });
     const done = collect(child);
     // Long enough for the process to start and reach its first write, well short of the busy timeout.
     await delay(4_000);

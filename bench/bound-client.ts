@@ -1,0 +1,70 @@
+/**
+ * The bound: a bare client doing the HTTP work of a full sync with `detailFetch: always` and
+ * nothing else. It lists every page (newest first, as the sync does) and Gets every listed call,
+ * `concurrency` Gets at once while listing goes on, parses each body with JSON.parse and stores
+ * nothing. A keep-alive undici Agent sized as in src/cli/runtime.ts. No pacing, no validation.
+ *
+ *   node --import tsx bench/bound-client.ts '<BoundArgs as JSON>'     → one JSON line (BoundResult)
+ */
+import pLimit from 'p-limit';
+import { Agent } from 'undici';
+
+export interface BoundArgs {
+  callsBaseUrl: string;
+  apiKey: string;
+  pageSize: number;
+  concurrency: number;
+}
+
+export interface BoundResult {
+  calls: number;
+  requests: number;
+  ms: number;
+  /** CPU time (user + system, all threads) of this process while it ran. */
+  cpuMs: number;
+  maxRssBytes: number;
+}
+
+/** Listed pages whose Gets may be outstanding while the next page is listed (as the sync's pipeline). */
+const PAGES_AHEAD = 4;
+
+const args = JSON.parse(process.argv[2] ?? '{}') as BoundArgs;
+const base = new URL(args.callsBaseUrl);
+const prefix = base.pathname.replace(/\/$/, '');
+const agent = new Agent({ connections: args.concurrency + 2, keepAliveTimeout: 10_000, headersTimeout: 30_000, bodyTimeout: 30_000 });
+const headers = { apikey: args.apiKey, accept: 'application/json' };
+let requests = 0;
+
+async function getJson(path: string): Promise<unknown> {
+  requests++;
+  const res = await agent.request({ origin: base.origin, path: prefix + path, method: 'GET', headers });
+  const text = await res.body.text();
+  if (res.statusCode !== 200) throw new Error(`HTTP ${res.statusCode} for ${path}: ${text.slice(0, 200)}`);
+  return JSON.parse(text) as unknown;
+}
+
+interface ListBody {
+  data: { sessionId: string }[];
+  meta?: { pagination?: { total_pages?: number; current_page?: number } };
+}
+
+const limit = pLimit(args.concurrency);
+const cpu0 = process.cpuUsage();
+const t0 = performance.now();
+let calls = 0;
+const outstanding: Promise<unknown>[] = [];
+for (let page = 1; ; page++) {
+  const body = (await getJson(`/calls?page=${page}&perPage=${args.pageSize}`)) as ListBody;
+  const ids = body.data.map((c) => c.sessionId);
+  calls += ids.length;
+  outstanding.push(Promise.all(ids.map((id) => limit(() => getJson(`/calls/${encodeURIComponent(id)}`)))));
+  if (outstanding.length >= PAGES_AHEAD) await outstanding.shift();
+  const p = body.meta?.pagination;
+  if (ids.length < args.pageSize && (p?.total_pages === undefined || (p.current_page ?? page) >= p.total_pages)) break;
+}
+await Promise.all(outstanding);
+const ms = performance.now() - t0;
+const cpu = process.cpuUsage(cpu0);
+await agent.close();
+const result: BoundResult = { calls, requests, ms, cpuMs: (cpu.user + cpu.system) / 1000, maxRssBytes: process.resourceUsage().maxRSS * 1024 };
+process.stdout.write(`${JSON.stringify(result)}\n`);
