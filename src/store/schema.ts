@@ -154,44 +154,24 @@ export interface SyncedGroupsTable {
 }
 
 /** Read-only views (migration 2); documented in docs/schema.md. */
-export interface CallReconciliationView {
-  app_id: string;
-  region: string;
-  session_id: string;
-  type: string;
-  mode: string | null;
-  receiver_type: string | null;
-  receiver: string | null;
-  initiator: string | null;
-  status: string;
-  is_final: number;
-  started_at: number | null;
-  ended_at: number | null;
-  not_found_at: number | null;
-  details_source: string;
-  participant_audio_minutes: number;
-  participant_video_minutes: number;
-  participant_total_minutes: number;
+export type CallReconciliationView = Pick<
+  CallsTable,
+  | 'app_id' | 'region' | 'session_id' | 'type' | 'mode' | 'receiver_type' | 'receiver' | 'initiator' | 'status'
+  | 'is_final' | 'started_at' | 'ended_at' | 'not_found_at' | 'details_source'
+  | 'participant_audio_minutes' | 'participant_video_minutes' | 'participant_total_minutes'
+  | 'total_audio_minutes' | 'total_video_minutes' | 'total_duration_minutes' | 'total_duration' | 'total_duration_seconds'
+  | 'participant_rows' | 'joined_devices' | 'joined_users' | 'total_participants' | 'recording_minutes'
+> & {
   wall_clock_minutes: number | null;
-  total_audio_minutes: number | null;
-  total_video_minutes: number | null;
-  total_duration_minutes: number | null;
-  total_duration: string | null;
-  total_duration_seconds: number | null;
   audio_delta_minutes: number;
   video_delta_minutes: number;
   total_delta_minutes: number;
   wall_clock_delta_minutes: number | null;
   timer_delta_minutes: number | null;
-  participant_rows: number;
-  joined_devices: number;
-  joined_users: number;
-  total_participants: number | null;
-  recording_minutes: number;
   tolerance: number;
   relation: 'participant_sum' | 'wall_clock' | 'mismatch' | 'incomplete';
   issues: string;
-}
+};
 
 export interface LeasesTable {
   name: string;
