@@ -1,4 +1,4 @@
-import type { CompiledQuery, DialectAdapter, Kysely, Transaction } from 'kysely';
+import { CompiledQuery, type DialectAdapter, type Kysely, type QueryResult, type Transaction } from 'kysely';
 import type { CallRows } from '../transform/call-rows.js';
 import type { Database, NewCallRow, NewParticipantRow, NewRecordingRow } from './schema.js';
 
@@ -17,7 +17,7 @@ const MAX_IDS = 1024;
  * binary digits of the rest), so that each statement shape is compiled once and a batch of any
  * size needs at most log2(max) + ⌈n/max⌉ statements.
  */
-export function statementSizes(n: number, max: number): number[] {
+function statementSizes(n: number, max: number): number[] {
   const out: number[] = [];
   let rest = n;
   while (rest >= max) {
@@ -33,31 +33,33 @@ export function statementSizes(n: number, max: number): number[] {
 /**
  * Compiled statements by dialect and shape. Building and compiling a Kysely insert of a page of
  * 34-column rows cost more CPU than SQLite spent storing them, so each shape (statement kind and
- * row count) is compiled once with placeholder values, by the dialect's own compiler, and then run
- * again with new parameters. Any dialect works: the SQL text is the dialect's.
+ * row count) is compiled once with placeholder values, by the dialect's own compiler, and only its
+ * SQL text is kept (not the operation tree, which holds a node per value) to be run again with new
+ * parameters. Any dialect works: the SQL text is the dialect's.
  */
-const compiledByDialect = new WeakMap<DialectAdapter, Map<string, CompiledQuery>>();
+const sqlByDialect = new WeakMap<DialectAdapter, Map<string, string>>();
 
-function compiledOnce(db: Db, key: string, expectedParams: number, build: () => CompiledQuery): CompiledQuery {
+function compiledOnce(db: Db, key: string, expectedParams: number, build: () => CompiledQuery): string {
   const adapter = db.getExecutor().adapter;
-  let cache = compiledByDialect.get(adapter);
-  if (!cache) compiledByDialect.set(adapter, (cache = new Map()));
-  let q = cache.get(key);
-  if (!q) {
-    q = build();
+  let cache = sqlByDialect.get(adapter);
+  if (!cache) sqlByDialect.set(adapter, (cache = new Map()));
+  let text = cache.get(key);
+  if (text === undefined) {
+    const q = build();
     // The parameters must be exactly the row values in column order; a compiler that inlines or adds
     // one would bind the wrong values, so refuse rather than write garbage.
     if (q.parameters.length !== expectedParams) throw new Error(`calls-repo: statement ${key} compiled to ${q.parameters.length} parameters, expected ${expectedParams}`);
-    cache.set(key, q);
+    text = q.sql;
+    cache.set(key, text);
   }
-  return q;
+  return text;
 }
 
-function run(db: Db, q: CompiledQuery, parameters: unknown[]): Promise<unknown> {
-  return db.executeQuery({ query: q.query, queryId: q.queryId, sql: q.sql, parameters });
+function run(db: Db, sqlText: string, parameters: unknown[]): Promise<QueryResult<unknown>> {
+  return db.executeQuery(CompiledQuery.raw(sqlText, parameters));
 }
 
-/** Column lists in statement order; `satisfies` keeps them complete and spelled as in schema.ts. */
+/** Column lists in statement order; the checks below fail to compile when a table gains a column they lack. */
 const CALL_COLUMNS = [
   'app_id', 'region', 'session_id', 'type', 'mode', 'receiver_type', 'receiver', 'initiator', 'status', 'is_final',
   'total_audio_minutes', 'total_video_minutes', 'total_duration_minutes', 'total_duration',
@@ -75,6 +77,10 @@ const PARTICIPANT_COLUMNS = [
 const RECORDING_COLUMNS = [
   'app_id', 'session_id', 'rid', 'duration_minutes', 'start_time', 'end_time', 'recording_url',
 ] as const satisfies readonly (keyof NewRecordingRow)[];
+
+type Lacks<Row, Columns extends readonly PropertyKey[]> = Exclude<keyof Row, Columns[number]>;
+const everyColumn: [Lacks<NewCallRow, typeof CALL_COLUMNS>, Lacks<NewParticipantRow, typeof PARTICIPANT_COLUMNS>, Lacks<NewRecordingRow, typeof RECORDING_COLUMNS>] extends [never, never, never] ? true : never = true;
+void everyColumn;
 
 /** Every column but the key and first_synced_at is replaced when a stored call is written again. */
 const CALL_UPDATE_COLUMNS = CALL_COLUMNS.filter((c) => c !== 'app_id' && c !== 'session_id' && c !== 'first_synced_at');
@@ -115,7 +121,7 @@ export async function loadCallStates(db: Db, appId: string, sessionIds: readonly
     const params: unknown[] = [appId];
     for (let i = at; i < at + n; i++) params.push(sessionIds[i]);
     at += n;
-    const res = (await run(db, q, params)) as { rows: { session_id: string; list_fingerprint: string | null; is_final: number; not_found_at: number | null }[] };
+    const res = (await run(db, q, params)) as QueryResult<{ session_id: string; list_fingerprint: string | null; is_final: number; not_found_at: number | null }>;
     for (const r of res.rows) out.set(r.session_id, { listFingerprint: r.list_fingerprint, isFinal: r.is_final === 1, notFound: r.not_found_at !== null });
   }
   return out;

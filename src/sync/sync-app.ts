@@ -82,7 +82,7 @@ export interface AppSyncResult {
  * MIN_PAGES_IN_FLIGHT pages): deep enough that the Gets never wait for the listing, bounded so that
  * memory does not depend on the size of the listing.
  */
-const MAX_CALLS_IN_FLIGHT = 2_000;
+const MAX_CALLS_IN_FLIGHT = 1_000;
 const MIN_PAGES_IN_FLIGHT = 2;
 /**
  * Group commit: fetched pages are written together once this many calls are waiting, or after
@@ -97,10 +97,12 @@ const LIVE_REFETCH_BATCH = 100;
 /**
  * Listed calls remembered with their fingerprint, so that a call repeated on a later page (calls
  * inserted while paging push entries down; a step-back re-reads pages) is neither fetched nor
- * counted twice. Repeats come from the last few pages; older ones are committed by then and their
- * stored fingerprint makes a repeat cost nothing. Bounded, so memory does not grow with history.
+ * counted twice. Repeats come from the last few pages. The window is larger than what can be listed
+ * but not yet written (MAX_CALLS_IN_FLIGHT + MAX_CALLS_PER_TRANSACTION + a page), so an older repeat
+ * finds its stored fingerprint and costs nothing (on a first sync, at most one more write).
+ * Bounded, so memory does not grow with history.
  */
-const RECENT_CALLS = 20_000;
+const RECENT_CALLS = 10_000;
 /** Abort listeners one app may add to the run's signal: one per concurrent request and sleep. */
 const SIGNAL_LISTENERS_PER_APP = 16;
 
@@ -226,7 +228,8 @@ class RecentCalls {
 /**
  * Syncs one app: lists calls newest first, stores complete list entries directly, fetches the
  * rest with Get Call, and commits each page's calls (with participants, recordings and rejects) in
- * one transaction. Never throws: failures end up in the result and in `sync_runs`.
+ * one transaction (pages that finish close together share one). Never throws: failures end up in
+ * the result and in `sync_runs`. Its memory does not grow with the number of calls listed.
  */
 export async function syncApp(deps: SyncDeps, settings: Settings, app: AppSettings, opts: SyncOptions): Promise<AppSyncResult> {
   const { db, clock } = deps;
