@@ -5,9 +5,9 @@
  * and writes bench/results/latest.json. Figures are medians of `--runs` runs (default 3); each
  * comparison (sync vs bound, sync vs naive, re-run vs full sync) is taken within one run.
  *
- * Phases: throughput (bound, full sync, quiet and 1 % re-runs, naive), memory (100k; 1M with
- * --large), paced (3,000/min enforced; a first 20,000-call sync at 500/min), reports (reconcile
- * and billing export; over 1M calls with --large, else over the 100k database).
+ * Phases, one after the other: throughput (bound, full sync, quiet and 1 % re-runs, naive), memory
+ * (100k; 1M with --large), paced (3,000/min enforced; a first 20,000-call sync at 500/min), reports
+ * (reconcile and billing export; over 1M calls with --large, else over the 100k database).
  */
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
@@ -36,10 +36,10 @@ const LARGE = flags.large;
 /** The sync's settings in the throughput phase; the bound uses the same page size and concurrency. */
 const CONCURRENCY = 8;
 const PAGE_SIZE = 100;
-/** The naive loop is ~100x slower: a smaller size, compared per call. */
+/** The naive loop is slow: a smaller size, compared per call. */
 const NAIVE_CALLS = 2_000;
 /** With SQLite's defaults every insert waits for an fsync: fewer calls still. */
-const NAIVE_DEFAULTS_CALLS = 300;
+const NAIVE_DEFAULTS_CALLS = 100;
 const NEW_SHARE = 0.01;
 const MEMORY_SMALL = 100_000;
 const MEMORY_LARGE = 1_000_000;
@@ -239,12 +239,20 @@ interface PacedResult {
   rateLimited: SyncRun & { usedFraction: number };
   freePlanAuto: SyncRun;
   freePlanAlways: SyncRun;
+  /** auto, unpaced, on data where 5 % of list entries omit participants. */
+  freePlanVaried: SyncRun;
 }
 
 async function pacedPhase(): Promise<PacedResult> {
   const limited = await SimProcess.start({ apps: [{ appId: 'limited', region: 'us', apiKey: KEY, calls: RATE_LIMITED_CALLS, seed: 13 }], faults: { rateLimitPerMinute: RATE_LIMIT } });
-  const free = await SimProcess.start({ apps: [{ appId: 'free', region: 'us', apiKey: KEY, calls: FREE_PLAN_CALLS, seed: 17 }], faults: { rateLimitPerMinute: FREE_PLAN_LIMIT } });
-  const counter = await SimProcess.start({ apps: [{ appId: 'free', region: 'us', apiKey: KEY, calls: FREE_PLAN_CALLS, seed: 17 }] });
+  // Complete list entries (every final call's entry whole): the case the requests-per-call target is about.
+  const free = await SimProcess.start({ apps: [{ appId: 'free', region: 'us', apiKey: KEY, calls: FREE_PLAN_CALLS, seed: 17, listEntries: 'complete' }], faults: { rateLimitPerMinute: FREE_PLAN_LIMIT } });
+  const counter = await SimProcess.start({
+    apps: [
+      { appId: 'free', region: 'us', apiKey: KEY, calls: FREE_PLAN_CALLS, seed: 17, listEntries: 'complete' },
+      { appId: 'varied', region: 'us', apiKey: KEY, calls: FREE_PLAN_CALLS, seed: 17 },
+    ],
+  });
   try {
     // Both paced syncs together: each waits on its own pacer, and neither is CPU-bound.
     log(`paced: ${RATE_LIMITED_CALLS}-call sync (always) at ${RATE_LIMIT}/min enforced, and a first ${FREE_PLAN_CALLS}-call sync (auto, pageSize ${FREE_PLAN_PAGE_SIZE}) at ${FREE_PLAN_LIMIT}/min enforced`);
@@ -253,11 +261,13 @@ async function pacedPhase(): Promise<PacedResult> {
       sync(free, 'free', freshDb('free-auto'), { detailFetch: 'auto', requestsPerMinute: FREE_PLAN_LIMIT, pageSize: FREE_PLAN_PAGE_SIZE }),
     ]);
     // The same first sync with detailFetch always would take ~40 min at 500/min: count its requests
-    // unpaced, the time is that count at the limit.
-    log(`paced: counting the requests of the ${FREE_PLAN_CALLS}-call sync with detailFetch always (unpaced)`);
+    // unpaced, the time is that count at the limit. Likewise auto on the simulator's usual data,
+    // where 5 % of list entries lack their participants.
+    log(`paced: counting the requests of the ${FREE_PLAN_CALLS}-call sync with detailFetch always, and auto on varied entries (unpaced)`);
     const always = await sync(counter, 'free', freshDb('free-always'), { detailFetch: 'always', pageSize: FREE_PLAN_PAGE_SIZE });
+    const varied = await sync(counter, 'varied', freshDb('free-varied'), { detailFetch: 'auto', pageSize: FREE_PLAN_PAGE_SIZE });
     const usedFraction = rl.sim.requests / ((rl.syncMs / 60_000) * RATE_LIMIT);
-    return { rateLimited: { ...rl, usedFraction }, freePlanAuto: auto, freePlanAlways: always };
+    return { rateLimited: { ...rl, usedFraction }, freePlanAuto: auto, freePlanAlways: always, freePlanVaried: varied };
   } finally {
     await Promise.all([limited.close(), free.close(), counter.close()]);
   }
@@ -312,6 +322,7 @@ log(`${RUNS} run(s), full sync ${FULL_CALLS} calls${LARGE ? ', with the 1M-call 
 if (!SKIP.has('memory') || !SKIP.has('reports')) await buildDist();
 const throughput = SKIP.has('throughput') ? [] : await throughputPhase();
 const memory = SKIP.has('memory') ? [] : await memoryPhase();
+// Alone: a paced sync starved of CPU (beside the 1M-call sync, it was) sends late and uses less of its limit.
 const paced = SKIP.has('paced') ? undefined : await pacedPhase();
 const reportDb = memory.find((m) => m.calls === MEMORY_LARGE) ?? memory.find((m) => m.calls === MEMORY_SMALL);
 const reports = SKIP.has('reports') || !reportDb ? undefined : await reportsPhase(reportDb.database, reportDb.calls);
@@ -385,19 +396,25 @@ if (paced) {
     verdict: pass(rl.usedFraction >= 0.95 && rl.sim.http429 === 0),
   });
   const a = paced.freePlanAuto;
-  const needed = a.detailFetches;
-  const perCall = (a.sim.requests - needed) / a.callsSeen;
+  const perCall = a.sim.requests / a.callsSeen;
   rows.push({
     figure: `requests per synced call, detailFetch auto, complete list entries (${FREE_PLAN_CALLS} calls, pageSize ${FREE_PLAN_PAGE_SIZE})`,
-    measured: `${round(perCall, 4)} (all requests but the ${needed} Gets of incomplete entries, per call); all requests: ${round(a.sim.requests / a.callsSeen, 4)}`,
+    measured: `${round(perCall, 4)} (${a.sim.requests} requests; ${a.sim.get} Gets of live calls)`,
     target: '≤ 0.02',
     verdict: pass(perCall <= 0.02),
   });
   rows.push({
-    figure: `first ${FREE_PLAN_CALLS.toLocaleString('en-US')}-call sync at ${FREE_PLAN_LIMIT}/min enforced, auto (measured)`,
+    figure: `first ${FREE_PLAN_CALLS.toLocaleString('en-US')}-call sync at ${FREE_PLAN_LIMIT}/min enforced, auto, complete entries (measured)`,
     measured: `${round(a.syncMs / 1000, 1)} s: ${a.sim.list} list, ${a.sim.get} get, ${a.sim.members} members; ${a.sim.http429} × 429`,
     target: '< 60 s',
     verdict: pass(a.syncMs < 60_000 && a.sim.http429 === 0),
+  });
+  const v = paced.freePlanVaried;
+  rows.push({
+    figure: `the same, auto, when 5 % of list entries omit participants (computed: requests ÷ ${FREE_PLAN_LIMIT}/min)`,
+    measured: `${v.sim.requests} requests (${round(v.sim.requests / v.callsSeen, 4)} per call; ${v.sim.get} Gets) → ${round(v.sim.requests / FREE_PLAN_LIMIT, 1)} min`,
+    target: '',
+    verdict: 'info',
   });
   const w = paced.freePlanAlways;
   rows.push({

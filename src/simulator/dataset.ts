@@ -46,7 +46,7 @@ export class AppDataset {
   private readonly bodies = new BoundedCache<number, Bodies>(BODY_CACHE_SIZE);
   private readonly metricsMemo = new Map<string, UsageMetrics>();
 
-  constructor(appId: string, region: string, seed: number, calls: number, now: number) {
+  constructor(appId: string, region: string, seed: number, calls: number, now: number, private readonly listEntries: 'varied' | 'complete' = 'varied') {
     this.ctx = {
       appId,
       region,
@@ -124,7 +124,7 @@ export class AppDataset {
     let b = this.bodies.get(index);
     if (b?.list !== undefined) return b.list;
     const m = this.model(index);
-    let wire = toWireCall(this.currentState(m), m.variant, m.variant.listOmitsParticipants || this.notFound.has(index));
+    let wire = toWireCall(this.currentState(m), m.variant, (m.variant.listOmitsParticipants && this.listEntries === 'varied') || this.notFound.has(index));
     const kind = this.malformed.get(index);
     if (kind !== undefined) wire = malformWireCall(wire, kind);
     const json = JSON.stringify(wire);

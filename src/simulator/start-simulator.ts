@@ -57,7 +57,7 @@ export async function startSimulator(opts: SimulatorOptions): Promise<Simulator>
     validateApp(spec, seen);
     apps.set(spec.appId, {
       spec: { ...spec },
-      dataset: new AppDataset(spec.appId, spec.region, datasetSeed(spec), spec.calls, now),
+      dataset: new AppDataset(spec.appId, spec.region, datasetSeed(spec), spec.calls, now, spec.listEntries),
       stats: emptyStats(),
       window: null,
       once: { inserted: false, removed: false, emptied: false },

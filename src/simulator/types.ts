@@ -14,6 +14,12 @@ export interface SimAppSpec {
   keyScope?: 'fullAccess' | 'readOnly';
   /** The two documented spellings of the rate-limit headers (api-facts.md, Rate limits). */
   rateLimitHeaderStyle?: 'X-RateLimit' | 'X-Rate-Limit';
+  /**
+   * 'varied' (default): 5 % of List entries omit `participants`, as some list responses do, so
+   * those calls need Get Call. 'complete': every final call's List entry is whole (the case the
+   * requests-per-call target of the benchmark is about); live calls still need Get Call.
+   */
+  listEntries?: 'varied' | 'complete';
 }
 
 /** Misbehaviour to inject; everything is optional and off by default. */

@@ -60,6 +60,7 @@ describe('simulator', () => {
         { appId: APP, region: 'us', apiKey: KEY, calls: 1500, seed: 11 },
         { appId: 'readonly', region: 'eu', apiKey: KEY, calls: 10, keyScope: 'readOnly' },
         { appId: 'dense', region: 'in', apiKey: KEY, calls: 6000, seed: 5, rateLimitHeaderStyle: 'X-Rate-Limit' },
+        { appId: 'whole', region: 'us', apiKey: KEY, calls: 1500, seed: 11, listEntries: 'complete' },
       ],
     });
   });
@@ -90,6 +91,16 @@ describe('simulator', () => {
     const without = listed.filter((c) => !('participants' in c)).length;
     expect(without).toBeGreaterThan(0);
     expect(without).toBeLessThan(listed.length * 0.15);
+  });
+
+  it("serves every final call's list entry whole with listEntries 'complete'", async () => {
+    const varied = await listAll(sim, APP, 400);
+    const whole = await listAll(sim, 'whole', 400);
+    expect(whole).toHaveLength(1500);
+    const final = whole.filter((c) => c.status !== 'initiated' && c.status !== 'ongoing');
+    expect(final.length).toBeGreaterThan(whole.length - 10);
+    for (const c of final) expect(c).toHaveProperty('participants');
+    expect(varied.filter((c) => !('participants' in c)).length).toBeGreaterThan(0);
   });
 
   it('states relation and issues exactly as the checks find them', () => {
