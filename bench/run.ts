@@ -111,7 +111,7 @@ async function syncCli(sim: SimProcess, appId: string, database: string, o: { de
   const sim1 = await sim.stats(appId);
   return {
     ok: true, status: 'ok', mode: /\[(\w+)\]/.exec(line)?.[1] ?? '', syncMs: num(/; ([\d.]+) s$/) * 1000,
-    syncCpuMs: timeCpuMs(run.stderr),
+    syncCpuMs: timeCpuMs(run.stderr), writeMs: NaN,
     callsSeen: num(/ (\d+) calls listed/), callsWritten: num(/ (\d+) written/), callsFromList: num(/\((\d+) from the list alone/),
     detailFetches: num(/ (\d+) needed Get Call/), pages: num(/: (\d+) pages/), requests: num(/; (\d+) requests/),
     requestsByKind: { list: sim1.list, get: sim1.get, members: sim1.members }, retries: num(/ (\d+) retries/), rateLimited: num(/ (\d+) rate-limited/),
@@ -310,6 +310,8 @@ interface Row {
   measured: string;
   target: string;
   verdict: Verdict;
+  /** For a target that is missed: the measured cause and what would fix it (printed under the table). */
+  cause?: string;
 }
 
 function pass(ok: boolean): Verdict {
@@ -347,10 +349,30 @@ if (throughput.length) {
     target: '',
     verdict: 'info',
   });
+  rows.push({
+    figure: 'full sync: wall time inside write transactions (SQLite, on the event loop), per call and share of the sync',
+    measured: `${round(full((r) => (r.full.writeMs * 1000) / r.full.callsSeen))} µs, ${round(full((r) => r.full.writeMs / r.full.syncMs) * 100)} %`,
+    target: '',
+    verdict: 'info',
+  });
   const ratio = full((r) => r.ratioToBound);
-  rows.push({ figure: 'full sync as a fraction of the bound', measured: `${round(ratio * 100)} %`, target: '≥ 70 %', verdict: pass(ratio >= 0.7) });
+  const syncCpu = full((r) => (r.full.syncCpuMs * 1000) / r.full.callsSeen);
+  const boundCpu = full((r) => (r.bound.cpuMs * 1000) / r.bound.calls);
+  const writeCpu = full((r) => (r.full.writeMs * 1000) / r.full.callsSeen);
+  const simCpu = full((r) => (r.full.simCpuMs * 1000) / r.full.callsSeen);
+  const cause =
+    `the sync spends ${round(syncCpu)} µs of CPU per call on one event loop where the bound spends ${round(boundCpu)} µs: ` +
+    `${round(writeCpu)} µs in SQLite write transactions (this schema's five indexes and raw_json; INSERT…SELECT of the same rows costs ~40 µs per call in SQLite alone) ` +
+    `and ~${round(syncCpu - writeCpu - boundCpu)} µs in validation, normalisation, fingerprints and JSON text for raw_json, plus garbage collection; ` +
+    `the simulator takes ${round(simCpu)} µs per call of the same two cores. Fix: a writer thread for SQLite (measured ceiling with no writes at all: ~43 % of the bound here), ` +
+    `then less work per call (one JSON.stringify per Get, one nesting walk); the target needs more cores than sync + simulator use here.`;
+  rows.push({ figure: 'full sync as a fraction of the bound', measured: `${round(ratio * 100)} %`, target: '≥ 70 %', verdict: pass(ratio >= 0.7), cause });
   const mult = full((r) => r.multipleOfNaive);
-  rows.push({ figure: 'full sync as a multiple of naive, same SQLite settings (per call)', measured: `${round(mult, 1)} × (the bound is ${round(full((r) => r.bound.callsPerSec / r.naive.callsPerSec), 1)} ×)`, target: '≥ 10 ×', verdict: pass(mult >= 10) });
+  const boundMult = full((r) => r.bound.callsPerSec / r.naive.callsPerSec);
+  rows.push({
+    figure: 'full sync as a multiple of naive, same SQLite settings (per call)', measured: `${round(mult, 1)} × (the bound is ${round(boundMult, 1)} ×)`, target: '≥ 10 ×', verdict: pass(mult >= 10),
+    cause: `the bound itself is only ${round(boundMult, 1)} × naive on this machine (the naive loop's cost is mostly waiting on sequential requests, not inserting), so 10 × naive needs ${round((10 / boundMult) * 100)} % of the bound: the same cause as the row above.`,
+  });
   const multD = full((r) => r.multipleOfNaiveDefaults);
   rows.push({ figure: 'full sync as a multiple of naive with SQLite defaults', measured: `${round(multD, 1)} ×`, target: '(≥ 10 ×)', verdict: 'info' });
   const quietGets = Math.max(...t.map((r) => r.quiet.sim.get));
@@ -438,7 +460,8 @@ const table = new Table({ head: ['figure', 'measured (median)', 'target', ''], s
 for (const r of rows) table.push([r.figure, r.measured, r.target, r.verdict]);
 const load1 = loadavg();
 const header = `callsync bench: ${RUNS} run(s), node ${process.version}, ${cpus().length} cores, ${round(totalmem() / 1024 ** 3)} GB; load average ${load0.map((x) => x.toFixed(2)).join(' ')} → ${load1.map((x) => x.toFixed(2)).join(' ')}; ${round((Date.now() - t0) / 1000)} s`;
-process.stdout.write(`${header}\n${table.toString()}\n`);
+const causes = rows.filter((r) => r.verdict === 'FAIL' && r.cause).map((r) => `FAIL ${r.figure}: ${r.cause}`);
+process.stdout.write(`${header}\n${table.toString()}\n${causes.length ? `${causes.join('\n')}\n` : ''}`);
 const report = {
   startedAt: new Date(t0).toISOString(),
   durationS: round((Date.now() - t0) / 1000),

@@ -39,6 +39,8 @@ export interface SyncChildResult {
   syncMs: number;
   /** CPU time (user + system, all threads) of the process during the sync. */
   syncCpuMs: number;
+  /** Wall time inside write transactions (AppSyncResult.writeMs). */
+  writeMs: number;
   callsSeen: number;
   callsWritten: number;
   callsFromList: number;
@@ -87,7 +89,7 @@ try {
   if (outcome.skipped) throw new Error(outcome.reason);
   const r = outcome.summary.results[0]!;
   out = {
-    ok: outcome.summary.ok, status: r.status, mode: r.mode, ...(r.error ? { error: r.error } : {}), syncMs, syncCpuMs: (cpu.user + cpu.system) / 1000,
+    ok: outcome.summary.ok, status: r.status, mode: r.mode, ...(r.error ? { error: r.error } : {}), syncMs, syncCpuMs: (cpu.user + cpu.system) / 1000, writeMs: r.writeMs,
     callsSeen: r.callsSeen, callsWritten: r.callsWritten, callsFromList: r.callsFromList, detailFetches: r.detailFetches, pages: r.pages,
     requests: r.requests, requestsByKind: r.requestsByKind, retries: r.retries, rateLimited: r.rateLimited,
     maxRssBytes: process.resourceUsage().maxRSS * 1024,

@@ -74,6 +74,8 @@ export interface AppSyncResult {
   retries: number;
   rateLimited: number;
   durationMs: number;
+  /** Time spent inside write transactions (wall clock, ms): how much of the run the database took. */
+  writeMs: number;
   error?: string;
 }
 
@@ -241,7 +243,7 @@ export async function syncApp(deps: SyncDeps, settings: Settings, app: AppSettin
   const runRowId = await startRun(db, { run_id: opts.runId, app_id: app.appId, region: app.region, mode, started_at: unixSeconds(clock) });
   const r: AppSyncResult = {
     appId: app.appId, region: app.region, mode, status: 'ok', pages: 0, callsSeen: 0, callsWritten: 0, callsFromList: 0,
-    detailFetches: 0, notFound: 0, rejected: 0, failedCalls: 0, groupsSynced: 0, membersSynced: 0, groupsNotFound: 0, requests: 0, requestsByKind: {}, retries: 0, rateLimited: 0, durationMs: 0,
+    detailFetches: 0, notFound: 0, rejected: 0, failedCalls: 0, groupsSynced: 0, membersSynced: 0, groupsNotFound: 0, requests: 0, requestsByKind: {}, retries: 0, rateLimited: 0, durationMs: 0, writeMs: 0,
   };
   let http: AppHttpClient | undefined;
   let fatal: string | undefined;
@@ -282,13 +284,18 @@ export async function syncApp(deps: SyncDeps, settings: Settings, app: AppSettin
     const writer = new PageWriter(async (batch) => {
       const now = unixSeconds(clock);
       let rejected = 0;
-      await db.transaction().execute(async (trx) => {
-        for (const w of batch) {
-          await upsertCalls(trx, w.rows);
-          if (w.notFoundIds.length) await markNotFound(trx, app.appId, w.notFoundIds, now);
-          if (w.rejects.length) rejected += await insertRejected(trx, w.rejects);
-        }
-      });
+      const started = performance.now();
+      try {
+        await db.transaction().execute(async (trx) => {
+          for (const w of batch) {
+            await upsertCalls(trx, w.rows);
+            if (w.notFoundIds.length) await markNotFound(trx, app.appId, w.notFoundIds, now);
+            if (w.rejects.length) rejected += await insertRejected(trx, w.rejects);
+          }
+        });
+      } finally {
+        r.writeMs += performance.now() - started;
+      }
       r.rejected += rejected;
       for (const w of batch) r.callsWritten += w.rows.length;
       progress();
@@ -471,7 +478,7 @@ export async function syncApp(deps: SyncDeps, settings: Settings, app: AppSettin
     }
     r.durationMs = clock.now() - startedMs;
     if (r.status === 'ok') {
-      log.info({ mode, pages: r.pages, callsSeen: r.callsSeen, callsWritten: r.callsWritten, callsFromList: r.callsFromList, detailFetches: r.detailFetches, requests: r.requests, retries: r.retries, durationMs: r.durationMs }, 'app synced');
+      log.info({ mode, pages: r.pages, callsSeen: r.callsSeen, callsWritten: r.callsWritten, callsFromList: r.callsFromList, detailFetches: r.detailFetches, requests: r.requests, retries: r.retries, durationMs: r.durationMs, writeMs: Math.round(r.writeMs) }, 'app synced');
     }
     await updateRun(db, runRowId, {
       ended_at: unixSeconds(clock), status: r.status, pages: r.pages, calls_seen: r.callsSeen, calls_written: r.callsWritten,
