@@ -18,8 +18,13 @@ export const CUT_MARKER = `[callsync: nested deeper than ${MAX_BODY_DEPTH} level
 export function nestedDeeperThan(value: unknown, limit: number): boolean {
   if (value === null || typeof value !== 'object') return false;
   if (limit <= 0) return true;
-  const children: unknown[] = Array.isArray(value) ? value : Object.values(value);
-  for (let i = 0; i < children.length; i++) if (nestedDeeperThan(children[i], limit - 1)) return true;
+  // Walked for every body and record: no arrays allocated (Object.values would make one per object).
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) if (nestedDeeperThan(value[i], limit - 1)) return true;
+    return false;
+  }
+  const o = value as Record<string, unknown>;
+  for (const k in o) if (Object.hasOwn(o, k) && nestedDeeperThan(o[k], limit - 1)) return true;
   return false;
 }
 
