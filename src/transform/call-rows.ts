@@ -219,14 +219,20 @@ export function participantAggregates(
 }
 
 /**
- * Whether a List Calls entry is provably the whole call (detailFetch "auto"): final, with its
- * participants present and as many as `totalParticipants` says, and its recordings present when
+ * Whether a List Calls entry is the whole call (detailFetch "auto"): final, with its participants
+ * present and at least as many as `totalParticipants` says, and its recordings present when
  * `hasRecording` says there are some.
+ *
+ * Fewer entries than `totalParticipants` may be a list that left some out, so Get Call is asked.
+ * More entries cannot be: a list that cut entries would not add any, and Get Call answers the same
+ * participants (the count is then simply inconsistent, which reconciliation reports). Fetching
+ * those cost a request for ~1.3 % of calls for nothing: at 500 requests/min that was a quarter of a
+ * first sync's time.
  */
 export function listEntryIsComplete(call: ApiCall): boolean {
   if (!isFinalStatus(call.status)) return false;
   if (!Array.isArray(call.participants)) return false;
-  if (call.totalParticipants == null || call.participants.length !== call.totalParticipants) return false;
+  if (call.totalParticipants == null || call.participants.length < call.totalParticipants) return false;
   if (call.hasRecording && !(call.recordings?.length || call.recordingUrl)) return false;
   return true;
 }

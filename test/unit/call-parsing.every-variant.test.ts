@@ -97,12 +97,15 @@ describe('call parsing accepts every documented variant', () => {
     for (const raw of [null, 3, 'x', [], [1], { sessionId: 5 }]) expect(parseCall(raw, 'fallback')).toMatchObject({ ok: false, key: 'fallback' });
   });
 
-  it('treats a list entry as complete only when participants, their count and recordings are all there', () => {
+  it('treats a list entry as complete only when participants (at least their count) and recordings are all there', () => {
     const p = parseCall(published.data, 'k');
     if (!p.ok) throw new Error('fixture');
     expect(listEntryIsComplete(p.call)).toBe(true);
     expect(listEntryIsComplete({ ...p.call, participants: undefined })).toBe(false);
     expect(listEntryIsComplete({ ...p.call, totalParticipants: 3 })).toBe(false);
+    // More entries than the count: nothing can be missing (the count is inconsistent; reconciliation says so).
+    expect(listEntryIsComplete({ ...p.call, totalParticipants: 1 })).toBe(true);
+    expect(listEntryIsComplete({ ...p.call, totalParticipants: null })).toBe(false);
     expect(listEntryIsComplete({ ...p.call, hasRecording: true })).toBe(false);
     expect(listEntryIsComplete({ ...p.call, status: 'ongoing' })).toBe(false);
   });
