@@ -65,13 +65,21 @@ function pidAlive(pid: number): boolean {
  */
 export async function acquireLease(db: Kysely<Database>, name: string, clock: Clock, ttlMs = DEFAULT_LEASE_TTL_MS): Promise<LeaseOutcome> {
   const me = { holder: randomUUID(), pid: process.pid, host: hostname() };
-  let row = await tryAcquireLease(db, name, me, clock.now(), ttlMs);
-  if (row.holder !== me.holder && row.host === me.host && row.pid !== me.pid && !pidAlive(row.pid)) {
-    row = await takeOverLease(db, name, row.holder, me, clock.now(), ttlMs);
+  // A takeover fails only when the dead holder's lease changed hands meanwhile: look again.
+  for (let attempt = 0; attempt < ACQUIRE_ATTEMPTS; attempt++) {
+    let row = await tryAcquireLease(db, name, me, clock.now(), ttlMs);
+    if (row.holder !== me.holder && row.host === me.host && row.pid !== me.pid && !pidAlive(row.pid)) {
+      const taken = await takeOverLease(db, name, row.holder, me, clock.now(), ttlMs);
+      if (!taken) continue;
+      row = taken;
+    }
+    if (row.holder !== me.holder) return { acquired: false, heldBy: row };
+    return { acquired: true, lease: new HeldLease(db, name, me.holder, clock, ttlMs) };
   }
-  if (row.holder !== me.holder) return { acquired: false, heldBy: row };
-  return { acquired: true, lease: new HeldLease(db, name, me.holder, clock, ttlMs) };
+  throw new Error(`lease ${name} changed hands ${ACQUIRE_ATTEMPTS} times while this process tried to take it over; run again`);
 }
+
+const ACQUIRE_ATTEMPTS = 5;
 
 export function describeHolder(l: LeasesTable): string {
   return `process ${l.pid} on ${l.host} holds it until ${new Date(l.expires_at).toISOString()} (renewed while it runs)`;
