@@ -8,6 +8,7 @@
  */
 import pLimit from 'p-limit';
 import { Agent } from 'undici';
+import { bareJsonClient } from './lib.js';
 
 export interface BoundArgs {
   callsBaseUrl: string;
@@ -29,19 +30,9 @@ export interface BoundResult {
 const PAGES_AHEAD = 4;
 
 const args = JSON.parse(process.argv[2] ?? '{}') as BoundArgs;
-const base = new URL(args.callsBaseUrl);
-const prefix = base.pathname.replace(/\/$/, '');
 const agent = new Agent({ connections: args.concurrency + 2, keepAliveTimeout: 10_000, headersTimeout: 30_000, bodyTimeout: 30_000 });
-const headers = { apikey: args.apiKey, accept: 'application/json' };
-let requests = 0;
-
-async function getJson(path: string): Promise<unknown> {
-  requests++;
-  const res = await agent.request({ origin: base.origin, path: prefix + path, method: 'GET', headers });
-  const text = await res.body.text();
-  if (res.statusCode !== 200) throw new Error(`HTTP ${res.statusCode} for ${path}: ${text.slice(0, 200)}`);
-  return JSON.parse(text) as unknown;
-}
+const client = bareJsonClient(args.callsBaseUrl, args.apiKey, agent);
+const { getJson } = client;
 
 interface ListBody {
   data: { sessionId: string }[];
@@ -66,5 +57,5 @@ await Promise.all(outstanding);
 const ms = performance.now() - t0;
 const cpu = process.cpuUsage(cpu0);
 await agent.close();
-const result: BoundResult = { calls, requests, ms, cpuMs: (cpu.user + cpu.system) / 1000, maxRssBytes: process.resourceUsage().maxRSS * 1024 };
+const result: BoundResult = { calls, requests: client.requests, ms, cpuMs: (cpu.user + cpu.system) / 1000, maxRssBytes: process.resourceUsage().maxRSS * 1024 };
 process.stdout.write(`${JSON.stringify(result)}\n`);

@@ -2,6 +2,7 @@
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { createInterface, type Interface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import type { Agent } from 'undici';
 import type { AdvanceOptions, FaultProfile, SimStats, SimulatorOptions } from '../src/simulator/index.js';
 import type { SimCommand } from './sim-server.js';
 
@@ -129,3 +130,26 @@ export function median(xs: readonly number[]): number {
 }
 
 export const MB = 1024 * 1024;
+
+/**
+ * A bare JSON GET against the Calls API for the bench's own clients (bound, naive): no pacing,
+ * retries or validation. `requests` counts what was sent.
+ */
+export function bareJsonClient(callsBaseUrl: string, apiKey: string, agent: Agent): { getJson(path: string): Promise<unknown>; readonly requests: number } {
+  const base = new URL(callsBaseUrl);
+  const prefix = base.pathname.replace(/\/$/, '');
+  const headers = { apikey: apiKey, accept: 'application/json' };
+  let requests = 0;
+  return {
+    get requests() {
+      return requests;
+    },
+    async getJson(path) {
+      requests++;
+      const res = await agent.request({ origin: base.origin, path: prefix + path, method: 'GET', headers });
+      const text = await res.body.text();
+      if (res.statusCode !== 200) throw new Error(`HTTP ${res.statusCode} for ${path}: ${text.slice(0, 200)}`);
+      return JSON.parse(text) as unknown;
+    },
+  };
+}

@@ -11,6 +11,7 @@
 import SqliteDatabase from 'better-sqlite3';
 import { Kysely, SqliteDialect } from 'kysely';
 import { Agent } from 'undici';
+import { bareJsonClient } from './lib.js';
 import { openSqliteStore } from '../src/store/connection.js';
 import { migrateToLatest } from '../src/store/migrate.js';
 import type { Database } from '../src/store/schema.js';
@@ -33,19 +34,9 @@ export interface NaiveResult {
 }
 
 const args = JSON.parse(process.argv[2] ?? '{}') as NaiveArgs;
-const base = new URL(args.callsBaseUrl);
-const prefix = base.pathname.replace(/\/$/, '');
 const agent = new Agent({ connections: 2, keepAliveTimeout: 10_000 });
-const headers = { apikey: args.apiKey, accept: 'application/json' };
-let requests = 0;
-
-async function getJson(path: string): Promise<unknown> {
-  requests++;
-  const res = await agent.request({ origin: base.origin, path: prefix + path, method: 'GET', headers });
-  const text = await res.body.text();
-  if (res.statusCode !== 200) throw new Error(`HTTP ${res.statusCode} for ${path}`);
-  return JSON.parse(text) as unknown;
-}
+const client = bareJsonClient(args.callsBaseUrl, args.apiKey, agent);
+const { getJson } = client;
 
 const db: Kysely<Database> = args.sqlite === 'store' ? openSqliteStore(args.database).db : new Kysely<Database>({ dialect: new SqliteDialect({ database: new SqliteDatabase(args.database) }) });
 await migrateToLatest(db);
@@ -75,5 +66,5 @@ for (let page = 1; calls < args.maxCalls; page++) {
 const ms = performance.now() - t0;
 await agent.close();
 await db.destroy();
-const result: NaiveResult = { calls, requests, ms };
+const result: NaiveResult = { calls, requests: client.requests, ms };
 process.stdout.write(`${JSON.stringify(result)}\n`);
