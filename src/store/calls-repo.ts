@@ -159,28 +159,21 @@ export async function upsertCalls(trx: Db, batch: readonly CallRows[]): Promise<
   const appId = calls[0]!.call.app_id;
   const callRows = calls.map((c) => c.call);
 
-  let at = 0;
-  for (const n of statementSizes(callRows.length, MAX_CALL_ROWS)) {
-    const q = compiledOnce(trx, `upsert-calls:${n}`, n * CALL_COLUMNS.length, () =>
-      trx
-        .insertInto('calls')
-        .values(new Array<NewCallRow>(n).fill(placeholderRow(CALL_COLUMNS) as unknown as NewCallRow))
-        .onConflict((oc) =>
-          oc.columns(['app_id', 'session_id']).doUpdateSet((eb) => {
-            const set: Record<string, unknown> = {};
-            for (const col of CALL_UPDATE_COLUMNS) set[col] = eb.ref(`excluded.${col}`);
-            return set as Partial<NewCallRow>;
-          }),
-        )
-        .compile(),
-    );
-    const params: unknown[] = [];
-    pushValues(params, callRows, at, n, CALL_COLUMNS);
-    at += n;
-    await run(trx, q, params);
-  }
+  await insertRows(trx, 'upsert-calls', callRows, CALL_COLUMNS, MAX_CALL_ROWS, (n) =>
+    trx
+      .insertInto('calls')
+      .values(new Array<NewCallRow>(n).fill(placeholderRow(CALL_COLUMNS) as unknown as NewCallRow))
+      .onConflict((oc) =>
+        oc.columns(['app_id', 'session_id']).doUpdateSet((eb) => {
+          const set: Record<string, unknown> = {};
+          for (const col of CALL_UPDATE_COLUMNS) set[col] = eb.ref(`excluded.${col}`);
+          return set as Partial<NewCallRow>;
+        }),
+      )
+      .compile(),
+  );
 
-  at = 0;
+  let at = 0;
   for (const n of statementSizes(calls.length, MAX_IDS)) {
     const ids: unknown[] = [appId];
     for (let i = at; i < at + n; i++) ids.push(callRows[i]!.session_id);
@@ -202,23 +195,24 @@ export async function upsertCalls(trx: Db, batch: readonly CallRows[]): Promise<
     for (const p of c.participants) participants.push(p);
     for (const r of c.recordings) recordings.push(r);
   }
-  at = 0;
-  for (const n of statementSizes(participants.length, MAX_CHILD_ROWS)) {
-    const q = compiledOnce(trx, `insert-participants:${n}`, n * PARTICIPANT_COLUMNS.length, () =>
-      trx.insertInto('call_participants').values(new Array<NewParticipantRow>(n).fill(placeholderRow(PARTICIPANT_COLUMNS) as unknown as NewParticipantRow)).compile(),
-    );
+  await insertRows(trx, 'insert-participants', participants, PARTICIPANT_COLUMNS, MAX_CHILD_ROWS, (n) =>
+    trx.insertInto('call_participants').values(new Array<NewParticipantRow>(n).fill(placeholderRow(PARTICIPANT_COLUMNS) as unknown as NewParticipantRow)).compile(),
+  );
+  await insertRows(trx, 'insert-recordings', recordings, RECORDING_COLUMNS, MAX_CHILD_ROWS, (n) =>
+    trx.insertInto('call_recordings').values(new Array<NewRecordingRow>(n).fill(placeholderRow(RECORDING_COLUMNS) as unknown as NewRecordingRow)).compile(),
+  );
+}
+
+/**
+ * Writes `rows` with as few statements as statementSizes allows, each shape compiled once by
+ * `build(n)` (an n-row statement whose parameters are the rows' `columns`, in order).
+ */
+async function insertRows<R extends object>(trx: Db, kind: string, rows: readonly R[], columns: readonly (keyof R & string)[], max: number, build: (n: number) => CompiledQuery): Promise<void> {
+  let at = 0;
+  for (const n of statementSizes(rows.length, max)) {
+    const q = compiledOnce(trx, `${kind}:${n}`, n * columns.length, () => build(n));
     const params: unknown[] = [];
-    pushValues(params, participants, at, n, PARTICIPANT_COLUMNS);
-    at += n;
-    await run(trx, q, params);
-  }
-  at = 0;
-  for (const n of statementSizes(recordings.length, MAX_CHILD_ROWS)) {
-    const q = compiledOnce(trx, `insert-recordings:${n}`, n * RECORDING_COLUMNS.length, () =>
-      trx.insertInto('call_recordings').values(new Array<NewRecordingRow>(n).fill(placeholderRow(RECORDING_COLUMNS) as unknown as NewRecordingRow)).compile(),
-    );
-    const params: unknown[] = [];
-    pushValues(params, recordings, at, n, RECORDING_COLUMNS);
+    pushValues(params, rows, at, n, columns);
     at += n;
     await run(trx, q, params);
   }
