@@ -1,0 +1,242 @@
+import { readFileSync } from 'node:fs';
+import { seededRandom } from './prng.js';
+import { startServer, type Reply, type TestServer } from './servers.js';
+
+/**
+ * An independent fake of the Calls API (List Calls, Get Call) and of List Group Members, written
+ * from the documentation, NOT from the bundled simulator: every assumption a client could make
+ * about paging (order, page base, page size, the meta fields, the end of the listing) and about
+ * times can be broken on purpose, in ways the docs allow. It holds its own truth (`calls`).
+ */
+export interface FakeOptions {
+  calls?: number;
+  seed?: number;
+  /** Listing order: by initiatedAt, by sessionId, or a fresh shuffle on every request. */
+  order?: 'newest' | 'oldest' | 'sessionId' | 'random';
+  /** Number of the first page (0: the overview's "current_page defaults to 0"). */
+  pageBase?: 0 | 1;
+  /** Largest page served, whatever perPage asks for. */
+  cap?: number;
+  perPage?: 'real' | 'requested' | 'absent' | number;
+  /** 'jitter': the real count plus 0–5 on every answer; 'decreasing': one lower on every page, real on the last. */
+  total?: 'real' | 'absent' | 'jitter' | 'decreasing' | number;
+  /** 'requested': computed from the requested perPage, not the served one. */
+  totalPages?: 'real' | 'absent' | 'requested' | number;
+  currentPage?: 'real' | 'absent' | 'one';
+  /** What a page past the end answers: nothing, the last page again, or the first page again. */
+  pastEnd?: 'empty' | 'last' | 'first';
+  /** Every page answers the first page (the vendor README: a server that ignores `page`). */
+  ignorePage?: boolean;
+  /** `meta.pagination`, or no `meta` at all. */
+  meta?: 'pagination' | 'none';
+  /** How never-started calls (unanswered, rejected, canceled) carry startedAt on the wire. */
+  unstarted?: 'absent' | 'zero' | 'negative' | 'null';
+  /** How many calls are dated in the future (7, 14, … days ahead: clock skew, a test call). */
+  futureCalls?: number;
+  /** Calls that are ongoing now (the fake ends them on `endOngoing`). */
+  ongoing?: number;
+  /** Spread of the calls' initiatedAt into the past, in hours. */
+  spanHours?: number;
+  /** List Group Members: largest page served, the per_page echoed and the total stated. */
+  members?: { cap?: number; perPage?: 'real' | 'requested'; total?: 'real' | number };
+  /** Path of the vendor's OpenAPI file: its List Calls example answers every page, Get Call its example adapted to each listed call. */
+  vendor?: string;
+}
+
+export type Wire = Record<string, unknown>;
+export interface FakeParticipant { uid: string; deviceId?: string; totalAudioMinutes: number; totalVideoMinutes: number; totalDuration: number; isJoined: boolean; joinedAt?: number; leftAt?: number; state: string }
+/** A call as the fake holds it; `startedAt` is undefined for a call that never started. */
+export interface FakeCall extends Wire { sessionId: string; status: string; initiatedAt: number; startedAt?: number; endedAt?: number; receiverType: string; receiver: string; participants: FakeParticipant[] }
+
+const GUIDS = ['g-alpha', 'g-beta', 'g-gamma'];
+const NOW = (): number => Math.floor(Date.now() / 1000);
+
+function hhmmss(sec: number): string {
+  const s = Math.max(0, Math.round(sec));
+  return [Math.floor(s / 3600), Math.floor((s % 3600) / 60), s % 60].map((n) => String(n).padStart(2, '0')).join(':');
+}
+
+export class FakeCallsService {
+  readonly calls: FakeCall[] = [];
+  /** Current members of each group, by guid. */
+  readonly members = new Map<string, string[]>();
+  listRequests = 0;
+  readonly #rand: () => number;
+  #n = 0;
+  /** Vendor mode: the published List Calls example (served as is) and Get Call's data. */
+  #listExample: string | undefined;
+  #getExample: Wire | undefined;
+
+  private constructor(readonly opts: FakeOptions, private readonly server: TestServer) {
+    this.#rand = seededRandom(opts.seed ?? 7);
+  }
+
+  static async start(opts: FakeOptions = {}): Promise<FakeCallsService> {
+    let self: FakeCallsService | undefined;
+    const server = await startServer((req) => self!.handle(req.url));
+    self = new FakeCallsService(opts, server);
+    self.populate();
+    return self;
+  }
+
+  get url(): string { return this.server.url; }
+  get requests(): number { return this.server.requests.length; }
+  baseUrls(appId = 'app1'): { callsBaseUrl: string; chatBaseUrl: string } {
+    return { callsBaseUrl: `${this.url}/${appId}.call-us/v3`, chatBaseUrl: `${this.url}/${appId}.api-us/v3` };
+  }
+  close(): Promise<void> { return this.server.close(); }
+
+  private populate(): void {
+    const o = this.opts;
+    if (o.vendor) {
+      type Spec = { paths: Record<string, { get: { responses: Record<string, { content: Record<string, { example: { data: unknown } }> }> } }> };
+      const example = (path: string): { data: unknown } => (JSON.parse(readFileSync(o.vendor!, 'utf8')) as Spec).paths[path]!.get.responses['200']!.content['application/json']!.example;
+      this.#listExample = JSON.stringify(example('/calls'));
+      this.calls.push(...(example('/calls').data as FakeCall[]));
+      this.#getExample = example('/calls/{sessionId}').data as Wire;
+    } else {
+      const now = NOW();
+      const span = (o.spanHours ?? 144) * 3600;
+      for (let i = 0; i < (o.calls ?? 137); i++) this.addCall({ at: now - 600 - Math.floor(this.#rand() * span) });
+      for (let i = 0; i < (o.ongoing ?? 2); i++) this.addCall({ at: now - 300 - i * 60, status: 'ongoing' });
+      for (let i = 0; i < (o.futureCalls ?? 0); i++) this.addCall({ at: now + (i + 1) * 7 * 86400, status: 'ended' });
+    }
+    for (const c of this.calls) {
+      if (c.receiverType === 'group' && !this.members.has(c.receiver)) {
+        this.members.set(c.receiver, Array.from({ length: 37 + this.members.size * 11 }, (_, i) => `${c.receiver}-member-${i}`));
+      }
+    }
+  }
+
+  /** Adds one small, complete call initiated at `at` (unix seconds); returns it. */
+  addCall(p: { at: number; status?: string }): FakeCall {
+    const r = this.#rand;
+    const n = ++this.#n;
+    const status = p.status ?? (r() < 0.72 ? 'ended' : ['unanswered', 'rejected', 'canceled'][Math.floor(r() * 3)]!);
+    const video = r() < 0.4;
+    const group = r() < 0.2;
+    const initiator = `user-${Math.floor(r() * 20)}`;
+    const sessionId = `v1.us.fakeapp.${Math.floor(r() * 0xffffffff).toString(16).padStart(8, '0')}${n.toString(16).padStart(6, '0')}`;
+    const uids = [initiator, ...Array.from({ length: 1 + Math.floor(r() * 3) }, (_, i) => `user-${20 + ((n * 7 + i) % 30)}`)];
+    const started = status === 'ended' || status === 'ongoing';
+    const startedAt = started ? p.at + 3 + Math.floor(r() * 15) : undefined;
+    const call: FakeCall = {
+      sessionId, type: video ? 'video' : 'audio', mode: group ? 'meet' : 'call', receiverType: group ? 'group' : 'user',
+      receiver: group ? GUIDS[n % GUIDS.length]! : uids[1]!, initiator, status, hasRecording: false, initiatedAt: p.at,
+      participants: uids.map((uid) => ({ uid, totalAudioMinutes: 0, totalVideoMinutes: 0, totalDuration: 0, isJoined: false, state: 'unanswered' })),
+    };
+    if (startedAt !== undefined) call.startedAt = startedAt;
+    const start = startedAt ?? p.at;
+    const end = start + 20 + Math.floor(r() * 300);
+    this.settle(call, status === 'ongoing' ? undefined : start > NOW() ? end : Math.max(start + 1, Math.min(end, NOW() - 1)));
+    this.calls.push(call);
+    return call;
+  }
+
+  /** Sets status-dependent fields: participants' minutes and times, the call-level totals. */
+  private settle(c: FakeCall, endedAt: number | undefined): void {
+    const now = NOW();
+    if (endedAt !== undefined) c.endedAt = endedAt; else delete c.endedAt;
+    if (c.startedAt !== undefined) {
+      const end = endedAt ?? now;
+      c.participants.forEach((p, i) => {
+        const joinedAt = c.startedAt! + i;
+        const leftAt = Math.max(joinedAt, end - ((i * 3) % 7));
+        const minutes = (leftAt - joinedAt) / 60;
+        Object.assign(p, { deviceId: `dev-${p.uid}-${c.sessionId.slice(-6)}`, isJoined: true, joinedAt, state: endedAt === undefined ? 'ongoing' : 'ended', totalAudioMinutes: c.type === 'audio' ? minutes : 0, totalVideoMinutes: c.type === 'video' ? minutes : 0, totalDuration: minutes });
+        if (endedAt !== undefined) p.leftAt = leftAt; else delete p.leftAt;
+      });
+    }
+    const sum = (k: 'totalAudioMinutes' | 'totalVideoMinutes'): number => c.participants.reduce((s, p) => s + p[k], 0);
+    Object.assign(c, {
+      totalAudioMinutes: sum('totalAudioMinutes'), totalVideoMinutes: sum('totalVideoMinutes'), totalDurationInMinutes: sum('totalAudioMinutes') + sum('totalVideoMinutes'),
+      totalDuration: hhmmss(c.startedAt === undefined ? 0 : (endedAt ?? now) - c.startedAt), totalParticipants: c.participants.length,
+    });
+  }
+
+  /** Ends every ongoing call now. */
+  endOngoing(): void {
+    for (const c of this.calls) if (c.status === 'ongoing') { c.status = 'ended'; this.settle(c, NOW()); }
+  }
+
+  /** The call as the wire shows it (never-started calls carry startedAt the way the options say). */
+  private wire(c: FakeCall): Wire {
+    const w: Wire = { ...c, participants: c.participants.map((p) => ({ ...p })) };
+    if (c.startedAt === undefined && !this.opts.vendor) {
+      const u = this.opts.unstarted ?? 'absent';
+      if (u !== 'absent') w.startedAt = u === 'zero' ? 0 : u === 'negative' ? -1 : null;
+    }
+    return w;
+  }
+
+  private ordered(): FakeCall[] {
+    const order = this.opts.order ?? 'newest';
+    const list = [...this.calls];
+    if (order === 'random') {
+      for (let i = list.length - 1; i > 0; i--) { const j = Math.floor(this.#rand() * (i + 1)); [list[i], list[j]] = [list[j]!, list[i]!]; }
+      return list;
+    }
+    if (order === 'sessionId') return list.sort((a, b) => (a.sessionId < b.sessionId ? -1 : 1));
+    const sign = order === 'oldest' ? 1 : -1;
+    return list.sort((a, b) => sign * (a.initiatedAt - b.initiatedAt) || (a.sessionId < b.sessionId ? -1 : 1));
+  }
+
+  private handle(url: string): Reply {
+    const q = url.indexOf('?');
+    const path = q < 0 ? url : url.slice(0, q);
+    const params = new URLSearchParams(q < 0 ? '' : url.slice(q + 1));
+    const json = (status: number, body: unknown): Reply => ({ status, body: JSON.stringify(body) });
+    if (/\/v3\/calls$/.test(path)) {
+      if (this.#listExample === undefined) return json(200, this.list(params));
+      this.listRequests++;
+      return { status: 200, body: this.#listExample }; // the published example, whatever page is asked
+    }
+    const get = /\/v3\/calls\/([^/]+)$/.exec(path);
+    if (get) {
+      const id = decodeURIComponent(get[1]!);
+      const c = this.calls.find((x) => x.sessionId === id);
+      if (!c) return json(404, { error: { code: 'ERR_CALL_SESSION_NOT_FOUND', message: `The call session ${id} does not exist.` } });
+      return json(200, { data: this.#getExample ? { ...this.#getExample, ...this.wire(c) } : this.wire(c) });
+    }
+    const members = /\/v3\/groups\/([^/]+)\/members$/.exec(path);
+    if (members) {
+      const guid = decodeURIComponent(members[1]!);
+      const all = this.members.get(guid);
+      if (!all) return json(404, { error: { code: 'ERR_GUID_NOT_FOUND', message: `The group with GUID ${guid} does not exist.` } });
+      const m = this.opts.members ?? {};
+      const requested = Number(params.get('perPage') ?? 100);
+      const size = Math.min(requested, m.cap ?? 1000);
+      const page = Math.max(1, Number(params.get('page') ?? 1));
+      const data = all.slice((page - 1) * size, page * size).map((uid) => ({ uid, name: uid, scope: 'participant', joinedAt: 1700000000 }));
+      const total = m.total === undefined || m.total === 'real' ? all.length : m.total;
+      return json(200, { data, meta: { pagination: { total, count: data.length, per_page: m.perPage === 'requested' ? requested : size, current_page: page, total_pages: Math.max(1, Math.ceil(total / size)) } } });
+    }
+    return json(404, { error: { code: 'ERR_NOT_FOUND', message: `no route ${path}` } });
+  }
+
+  private list(params: URLSearchParams): Wire {
+    this.listRequests++;
+    const o = this.opts;
+    const base = o.pageBase ?? 1;
+    const requested = Number(params.get('perPage') ?? 100) || 100;
+    const size = Math.max(1, Math.min(requested, o.cap ?? 1000));
+    const asked = params.has('page') ? Number(params.get('page')) : base;
+    const all = this.ordered();
+    const n = all.length;
+    const last = Math.max(0, Math.ceil(n / size) - 1);
+    let idx = o.ignorePage || !Number.isInteger(asked) || asked < base ? 0 : asked - base;
+    if (idx > last) idx = o.pastEnd === 'last' ? last : o.pastEnd === 'first' ? 0 : idx;
+    const data = all.slice(idx * size, idx * size + size).map((c) => this.wire(c));
+    if (o.meta === 'none') return { data };
+    const pagination: Wire = { count: data.length };
+    const t = o.total ?? 'real';
+    if (t !== 'absent') pagination.total = t === 'real' ? n : t === 'jitter' ? n + Math.floor(this.#rand() * 6) : t === 'decreasing' ? n + Math.max(0, last - idx) : t;
+    const pp = o.perPage ?? 'real';
+    if (pp !== 'absent') pagination.per_page = pp === 'real' ? size : pp === 'requested' ? requested : pp;
+    const cp = o.currentPage ?? 'real';
+    if (cp !== 'absent') pagination.current_page = cp === 'one' ? 1 : idx + base;
+    const tp = o.totalPages ?? 'real';
+    if (tp !== 'absent') pagination.total_pages = tp === 'real' ? Math.ceil(n / size) : tp === 'requested' ? Math.ceil(n / requested) : tp;
+    return { data, meta: { pagination } };
+  }
+}
