@@ -72,12 +72,14 @@ const CASES: Case[] = [
   { name: 'random order on every request, honest meta', fake: { order: 'random' }, expect: 'rule' },
   { name: 'ordered by sessionId, honest meta', fake: { order: 'sessionId' }, expect: 'rule' },
   {
-    name: 'a backdated call (started 4 days ago) appears between runs, lookback 24 h',
+    // Older than every other call (they span 6 days), so it is listed on the last page, far behind
+    // the incremental window (watermark minus 24 h).
+    name: 'a backdated call (started 7 days ago) appears between runs, lookback 24 h',
     fake: {},
     expect: 'rule',
     between: (fake) => {
       timePasses(fake);
-      fake.addCall({ at: now() - 4 * 86_400, status: 'ended' });
+      fake.addCall({ at: now() - 7 * 86_400, status: 'ended' });
     },
   },
   { name: 'no meta at all, page honoured, empty past the end', fake: { meta: 'none' }, expect: 'rule' },
