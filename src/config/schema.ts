@@ -32,6 +32,8 @@ export const ConfigFileSchema = z.strictObject({
   /** How far behind the watermark (newest startedAt seen) an incremental run re-lists calls. */
   lookbackHours: z.number().min(0).max(24 * 365).default(72),
   detailFetch: z.enum(DETAIL_FETCH_MODES).default('auto'),
+  /** A call time beyond now + this is a clock error: the call is stored, the watermark does not move to it. */
+  maxClockSkewMinutes: z.number().min(0).max(7 * 24 * 60).default(10),
   /** perPage asked of List Calls; the server may answer with fewer. */
   pageSize: z.number().int().min(1).max(1000).default(100),
   requestTimeoutMs: z.number().int().min(100).max(600_000).default(30_000),

@@ -1,136 +1,291 @@
-import type { CallsApi } from './calls-api.js';
+import type { CallsApi, ListCallsPage } from './calls-api.js';
+import { ApiError } from './errors.js';
+import { DistinctIds, ListingEnd, OrderObserver, ORDER_KEYS, type EntryTimes, type ListingOrder, type OrderKey, type PageMeta } from './listing-evidence.js';
 import type { Pagination } from './schemas.js';
 
 export interface CallsPage {
+  /** The page number as sent to the service. */
   page: number;
   entries: unknown[];
   pagination: Pagination | undefined;
 }
 
-/** The listing misbehaved in a way paging cannot get past (a page that repeats forever). */
+/** The listing misbehaved in a way paging cannot get past (a page that repeats before the end). */
 export class ListingError extends Error {
   readonly code = 'LISTING_INCONSISTENT';
 }
 
-/** Consecutive pages that add no session not already seen in this pass before paging gives up. */
-const MAX_PAGES_WITHOUT_NEW = 3;
-/** Bits of the listed-ids filter: 2 MiB whatever the size of the listing (see ListedIds). */
-const LISTED_IDS_BITS = 1 << 24;
-
-/**
- * The session ids listed in this pass, as one bit per hash (a Bloom filter with one hash function):
- * a fixed 2 MiB instead of a set that grows with every call ever listed. It only decides whether a
- * page brought something new, so a false "seen" matters only if every id of a page hits one; at a
- * million listed ids about 6 % of ids do, and a page of 100 all doing so has odds of 1e-120.
- */
-class ListedIds {
-  readonly #bits = new Uint32Array(LISTED_IDS_BITS / 32);
-
-  /** Records `id` and returns whether it was (probably) recorded before. */
-  add(id: string): boolean {
-    // FNV-1a over the UTF-16 code units.
-    let h = 0x811c9dc5;
-    for (let i = 0; i < id.length; i++) h = Math.imul(h ^ id.charCodeAt(i), 0x01000193);
-    const bit = (h >>> 0) & (LISTED_IDS_BITS - 1);
-    const word = bit >>> 5;
-    const mask = 1 << (bit & 31);
-    const had = (this.#bits[word]! & mask) !== 0;
-    this.#bits[word] = this.#bits[word]! | mask;
-    return had;
-  }
+export interface ListingOptions {
+  /**
+   * Unix seconds: the listing may stop at a page whose calls are all older, once it has observed
+   * (in this run) that the service lists newest first. Without it, everything is listed.
+   */
+  readonly lowerBound?: number;
+  /** Re-list once when the calls seen fall short of the reported total (default true). */
+  readonly relistOnShortfall?: boolean;
 }
 
-function idsOf(entries: readonly unknown[]): string[] {
+export interface ListingOutcome {
+  /** Read to its end, and the distinct calls seen account for the reported total (when one was reported). */
+  complete: boolean;
+  /** One line naming what could not be proved, when not complete. */
+  problem?: string;
+  order: ListingOrder;
+  /** The time field the order was observed on, when one was. */
+  orderKey?: OrderKey;
+  /** Distinct calls (session ids) seen over every pass. */
+  distinct: number;
+  /** The smallest `total` the service reported in the last pass. */
+  reportedTotal: number | undefined;
+  /** List Calls requests made. */
+  pages: number;
+  /** Stopped at `lowerBound` (newest first observed) instead of reading to the end. */
+  stoppedEarly: boolean;
+  /** How the service numbers its pages. */
+  pageBase: 0 | 1;
+  /** A second pass was made because the first fell short. */
+  relisted: boolean;
+  /** Why the last pass ended. */
+  endedBecause: string;
+}
+
+/** Consecutive new pages (beyond the furthest read) that add no call before paging gives up. */
+const MAX_PAGES_WITHOUT_NEW = 3;
+/** Times `total` may fall and paging step back in one pass; past that it pages forward. */
+const MAX_STEP_BACKS = 3;
+
+function idsOf(entries: readonly unknown[], page: number): string[] {
   return entries.map((e, i) => {
     const id = e && typeof e === 'object' ? (e as Record<string, unknown>).sessionId : undefined;
-    return typeof id === 'string' ? id : `#${i}`;
+    return typeof id === 'string' ? id : `\u0000page${page}#${i}`;
   });
 }
 
-function sameIds(a: readonly string[], b: readonly string[]): boolean {
-  return a.length === b.length && a.every((id, i) => id === b[i]);
+function sameIds(a: readonly string[] | undefined, b: readonly string[]): boolean {
+  return a !== undefined && a.length === b.length && a.every((id, i) => id === b[i]);
+}
+
+/** A usable time: a positive number (or numeric string) of unix seconds or milliseconds; else null. */
+export function timeValue(v: unknown): number | null {
+  const n = typeof v === 'number' ? v : typeof v === 'string' && v.trim() !== '' ? Number(v) : NaN;
+  if (!Number.isFinite(n) || n <= 0) return null;
+  return Math.round(n > 1e11 ? n / 1000 : n);
+}
+
+export function entryTimes(raw: unknown): EntryTimes {
+  const r = raw && typeof raw === 'object' ? (raw as Record<string, unknown>) : {};
+  return { startedAt: timeValue(r.startedAt), initiatedAt: timeValue(r.initiatedAt), endedAt: timeValue(r.endedAt) };
+}
+
+function metaOf(p: Pagination | undefined): PageMeta {
+  const ok = (n: number | undefined): number | undefined => (n !== undefined && Number.isFinite(n) && n >= 0 ? Math.floor(n) : undefined);
+  return { total: ok(p?.total), totalPages: ok(p?.total_pages) };
 }
 
 /**
- * Pages through List Calls, newest first, until the listing is exhausted (the consumer may stop
- * earlier by leaving the loop). Trusts neither the page size asked for nor `total_pages`:
- * - the end is a short page at or past `total_pages`, or an empty page confirmed by a retry and
- *   by the page after it (an empty page in the middle is not the end, whatever `total_pages` says);
- * - a full page at `total_pages` may be followed by more (a `total_pages` that understates);
- * - when `total` drops between pages, calls were removed above the cursor and later calls moved up
- *   onto pages already read: it steps back as many pages as were removed, so none is skipped;
- * - a page identical to the previous one, or several pages bringing nothing new, is an error.
- * Calls inserted while paging push entries down: they repeat on the next page, harmlessly.
+ * Pages through List Calls and proves what it read (issue 11). Nothing about the service is
+ * assumed; each assumption is checked on every run:
+ * - page numbering: page 0 is asked first; `current_page` (or page 0 answering differently from
+ *   page 1) tells whether pages count from 0 or 1;
+ * - order: observed from the entries' times on every page; the early stop at `lowerBound` is taken
+ *   only once newest-first has been seen in this run, never on a page without usable times;
+ * - end: see `ListingEnd` (no single field is trusted);
+ * - `total` falling between pages means calls were removed above the cursor: it steps back (a few
+ *   times at most, then pages forward);
+ * - completeness: a listing read to its end counts its distinct calls against the reported total;
+ *   short, it is read once more (calls seen in either pass count), and the outcome names the shortfall.
+ * The consumer reads `pages()` to the end (or leaves early, then `outcome()` is not complete) and
+ * then asks `outcome()`.
  */
-export async function* paginateCalls(api: CallsApi, pageSize: number): AsyncGenerator<CallsPage, void, undefined> {
-  const listed = new ListedIds();
-  let page = 1;
-  let previousIds: string[] | undefined;
-  let previousTotal: number | undefined;
-  let effectiveSize: number | undefined;
-  let pagesWithoutNew = 0;
-  let emptyRetried = false;
-  let stepBacks = 0;
+export class CallListing {
+  readonly #distinct = new DistinctIds();
+  readonly #order = new OrderObserver();
+  #requests = 0;
+  #outcome: ListingOutcome | undefined;
+  #pageBase: 0 | 1 = 1;
 
-  for (;;) {
-    const { entries, pagination } = await api.listCalls(page, pageSize);
+  constructor(
+    private readonly api: Pick<CallsApi, 'listCalls'>,
+    private readonly pageSize: number,
+    private readonly opts: ListingOptions = {},
+  ) {}
 
-    if (entries.length === 0) {
-      if (page === 1) return;
-      if (!emptyRetried) {
-        // An empty page after a full one: the end, or a glitch. Ask again, then look one page
-        // further, even where total_pages says the listing ended: total_pages may understate
-        // (trusting it here lost every call after an empty page, and the watermark moved on).
-        emptyRetried = true;
+  outcome(): ListingOutcome {
+    return (
+      this.#outcome ?? {
+        complete: false, problem: 'the listing was not read to its end', order: this.#order.order, distinct: this.#distinct.count,
+        reportedTotal: undefined, pages: this.#requests, stoppedEarly: false, pageBase: this.#pageBase, relisted: false, endedBecause: 'not finished',
+      }
+    );
+  }
+
+  async *pages(): AsyncGenerator<CallsPage, void, undefined> {
+    let pass = yield* this.#pass();
+    let relisted = false;
+    if (!pass.stoppedEarly && (pass.shortfall ?? 0) > 0 && this.opts.relistOnShortfall !== false) {
+      relisted = true;
+      pass = yield* this.#pass();
+    }
+    const shortfall = pass.stoppedEarly ? undefined : pass.end.shortfall(this.#distinct.count);
+    const sorted = this.#order.sortedBy;
+    const problem = shortfall
+      ? `List Calls reported ${pass.end.minTotal} calls but ${this.#distinct.count} distinct calls could be listed${relisted ? ' in two passes' : ''} (${shortfall} short)`
+      : undefined;
+    this.#outcome = {
+      complete: !pass.stoppedEarly && !shortfall,
+      ...(problem ? { problem } : {}),
+      order: this.#order.order,
+      ...(sorted ? { orderKey: sorted.key } : {}),
+      distinct: this.#distinct.count,
+      reportedTotal: pass.end.minTotal,
+      pages: this.#requests,
+      stoppedEarly: pass.stoppedEarly,
+      pageBase: this.#pageBase,
+      relisted,
+      endedBecause: pass.why,
+    };
+  }
+
+  async #list(page: number): Promise<ListCallsPage> {
+    this.#requests++;
+    return this.api.listCalls(page, this.pageSize);
+  }
+
+  /**
+   * The first page and how pages are numbered. Page 0 is asked: a server counting from 1 answers it
+   * as page 1 (saying `current_page: 1`), or empty, or refuses it; one counting from 0 answers its
+   * first page. Without `current_page`, page 1 is asked too and compared.
+   */
+  async #firstPages(): Promise<{ pages: { requested: number; res: ListCallsPage }[]; next: number }> {
+    let zero: ListCallsPage | undefined;
+    try {
+      zero = await this.#list(0);
+    } catch (err) {
+      if (!(err instanceof ApiError && (err.kind === 'client' || err.kind === 'not_found'))) throw err;
+    }
+    const current = zero?.pagination?.current_page;
+    if (zero && current === 0) {
+      this.#pageBase = 0;
+      return { pages: [{ requested: 0, res: zero }], next: 1 };
+    }
+    if (zero && current === 1) {
+      this.#pageBase = 1;
+      return { pages: [{ requested: 1, res: zero }], next: 2 };
+    }
+    const one = await this.#list(1);
+    if (!zero || zero.entries.length === 0 || sameIds(idsOf(zero.entries, 0), idsOf(one.entries, 1))) {
+      this.#pageBase = 1;
+      return { pages: [{ requested: 1, res: one }], next: 2 };
+    }
+    this.#pageBase = 0;
+    return { pages: [{ requested: 0, res: zero }, { requested: 1, res: one }], next: 2 };
+  }
+
+  async *#pass(): AsyncGenerator<CallsPage, { end: ListingEnd; stoppedEarly: boolean; shortfall: number | undefined; why: string }, undefined> {
+    const end = new ListingEnd(this.pageSize);
+    /** Ids seen in this pass: whether a page brought anything new (the union across passes is #distinct). */
+    const seenThisPass = new DistinctIds();
+    const first = await this.#firstPages();
+    const prefetched = new Map(first.pages.map((p) => [p.requested, p.res]));
+    let requested = first.pages[0]!.requested;
+    /** 0-based position of `requested` in the listing. */
+    let index = 0;
+    let furthest = -1;
+    let previousIds: string[] | undefined;
+    let continues = false;
+    let previousTotal: number | undefined;
+    let stepBacks = 0;
+    let pagesWithoutNew = 0;
+    let emptyAskedAgain = false;
+    const finish = (why: string, stoppedEarly = false) => ({ end, stoppedEarly, shortfall: stoppedEarly ? undefined : end.shortfall(this.#distinct.count), why });
+
+    for (;;) {
+      const res = prefetched.get(requested) ?? (await this.#list(requested));
+      prefetched.delete(requested);
+      const meta = metaOf(res.pagination);
+
+      if (res.entries.length === 0) {
+        const d = end.afterEmpty(index, meta, this.#distinct.count);
+        if (d.kind === 'end') return finish(d.why);
+        // The figures say more follows: ask this page once more, then look at the one after it
+        // (an empty page in the middle is a glitch, not the end).
+        if (!emptyAskedAgain) {
+          emptyAskedAgain = true;
+          continue;
+        }
+        emptyAskedAgain = false;
+        const peek = await this.#list(requested + 1);
+        if (peek.entries.length === 0) return finish('an empty page, asked twice, and the page after it empty too');
+        prefetched.set(requested + 1, peek);
+        index++;
+        requested++;
+        continues = false;
         continue;
       }
-      const next = await api.listCalls(page + 1, pageSize);
-      if (next.entries.length === 0) return;
-      page += 1;
-      emptyRetried = false;
-      yield* emit(page, next.entries, next.pagination);
-      if (!advance(next.entries, next.pagination)) return;
-      continue;
+      emptyAskedAgain = false;
+
+      const ids = idsOf(res.entries, requested);
+      const repeats = sameIds(previousIds, ids);
+      let fresh = 0;
+      if (!repeats) {
+        for (const id of ids) {
+          this.#distinct.add(id);
+          if (seenThisPass.add(id)) fresh++;
+        }
+      }
+      const times = res.entries.map(entryTimes);
+      if (!repeats) this.#order.observe(times, continues);
+
+      const decision = end.afterPage({ index, count: res.entries.length, meta, repeatsPrevious: repeats }, this.#distinct.count);
+      if (decision.kind === 'broken') throw new ListingError(decision.why);
+      if (decision.kind === 'end' && repeats) return finish(decision.why);
+
+      // Pages re-read after stepping back bring nothing new by design; only new ground counts.
+      if (index > furthest) {
+        pagesWithoutNew = fresh === 0 ? pagesWithoutNew + 1 : 0;
+        furthest = index;
+        if (pagesWithoutNew >= MAX_PAGES_WITHOUT_NEW) {
+          throw new ListingError(`List Calls pages ${index - MAX_PAGES_WITHOUT_NEW + 2}–${index + 1} brought no call not already listed; the paging is looping, so the listing cannot be proved complete`);
+        }
+      }
+      previousIds = ids;
+      yield { page: requested, entries: res.entries, pagination: res.pagination };
+
+      if (decision.kind === 'end') return finish(decision.why);
+      if (this.#olderThanWindow(times)) return finish('a page older than the window (newest first observed)', true);
+
+      // `total` fell: calls were removed above the cursor, and later ones moved up onto pages
+      // already read. Step back as many pages as were removed (a few times at most: a total that
+      // keeps falling is paged forward, and the completeness check judges the result).
+      const total = meta.total;
+      if (previousTotal !== undefined && total !== undefined && total < previousTotal && stepBacks < MAX_STEP_BACKS && index > 0) {
+        const back = Math.min(index, Math.ceil((previousTotal - total) / Math.max(1, end.largestPage)));
+        stepBacks++;
+        previousTotal = total;
+        index -= back;
+        requested -= back;
+        previousIds = undefined;
+        continues = false;
+        continue;
+      }
+      if (total !== undefined) previousTotal = total;
+      index++;
+      requested++;
+      continues = true;
     }
-    emptyRetried = false;
-    yield* emit(page, entries, pagination);
-    if (!advance(entries, pagination)) return;
   }
 
-  // Bookkeeping shared by the normal and the look-ahead path; returns false at the end of the listing.
-  function* emit(p: number, e: unknown[], pg: Pagination | undefined): Generator<CallsPage> {
-    const ids = idsOf(e);
-    if (previousIds && sameIds(ids, previousIds)) {
-      throw new ListingError(`List Calls page ${p} repeats the previous page exactly; the service's paging is broken, stopping this app (nothing after page ${p - 1} was read)`);
-    }
-    let fresh = 0;
-    for (const id of ids) if (!listed.add(id)) fresh++;
-    pagesWithoutNew = fresh === 0 ? pagesWithoutNew + 1 : 0;
-    if (pagesWithoutNew >= MAX_PAGES_WITHOUT_NEW) {
-      throw new ListingError(`List Calls pages ${p - MAX_PAGES_WITHOUT_NEW + 1}–${p} brought no call not already listed; the paging is looping, stopping this app`);
-    }
-    previousIds = ids;
-    yield { page: p, entries: e, pagination: pg };
-  }
-
-  function advance(e: unknown[], pg: Pagination | undefined): boolean {
-    // The page size the server really uses: its per_page when it states one, else the first page's count.
-    effectiveSize ??= e.length;
-    const size = pg?.per_page && pg.per_page > 0 ? pg.per_page : effectiveSize;
-    const total = pg?.total;
-    if (previousTotal !== undefined && total !== undefined && total < previousTotal && stepBacks < 50) {
-      const back = Math.ceil((previousTotal - total) / Math.max(size, 1));
-      previousTotal = total;
-      stepBacks++;
-      page = Math.max(1, page - back);
-      previousIds = undefined;
-      return true;
-    }
-    if (total !== undefined) previousTotal = total;
-    const current = pg?.current_page ?? page;
-    const short = e.length < size;
-    if (short && (pg?.total_pages === undefined || current >= pg.total_pages)) return false;
-    page += 1;
-    return true;
+  /** Every entry of the page has a usable time older than the window, and the listing is newest first. */
+  #olderThanWindow(times: readonly EntryTimes[]): boolean {
+    const bound = this.opts.lowerBound;
+    if (bound === undefined || this.#order.sortedBy?.order !== 'newest-first' || times.length === 0) return false;
+    return times.every((t) => {
+      let newest: number | null = null;
+      for (const k of ORDER_KEYS) {
+        const v = t[k];
+        if (v !== null && (newest === null || v > newest)) newest = v;
+      }
+      return newest !== null && newest < bound;
+    });
   }
 }

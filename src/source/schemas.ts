@@ -51,6 +51,12 @@ export const looseNumber = z
 /** Unix seconds; milliseconds (13 digits, as in the Usage Metrics example) are converted. */
 export const unixSeconds = looseNumber.transform((n) => Math.round(Math.abs(n) > 1e11 ? n / 1000 : n));
 
+/**
+ * A call's time: absent, 0 or negative means the call never got there (a call that was never
+ * answered has no start), stored as NULL and never as 1970-01-01.
+ */
+export const callTimestamp = unixSeconds.transform((n) => (n > 0 ? n : null));
+
 export const looseBoolean = z.union([
   z.boolean(),
   z.literal(0).transform(() => false),
@@ -109,9 +115,9 @@ export const ApiCallSchema = z.looseObject({
   totalDuration: z.union([text, looseNumber]).optional().nullable(),
   totalParticipants: looseNumber.optional().nullable(),
   hasRecording: looseBoolean.optional().nullable(),
-  initiatedAt: unixSeconds.optional().nullable(),
-  startedAt: unixSeconds.optional().nullable(),
-  endedAt: unixSeconds.optional().nullable(),
+  initiatedAt: callTimestamp.optional().nullable(),
+  startedAt: callTimestamp.optional().nullable(),
+  endedAt: callTimestamp.optional().nullable(),
   participants: z.array(ApiParticipantSchema).optional().nullable(),
   recordings: z.array(ApiRecordingSchema).optional().nullable(),
   recordingUrl: text.optional().nullable(),

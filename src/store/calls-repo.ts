@@ -225,3 +225,40 @@ export async function markNotFound(trx: Db, appId: string, sessionIds: readonly 
     await trx.updateTable('calls').set({ not_found_at: now, synced_at: now }).where('app_id', '=', appId).where('session_id', 'in', part).execute();
   }
 }
+
+/** Calls of an app and region the service still has as far as we know (not marked not found). */
+export async function countStoredCalls(db: Db, appId: string, region: string): Promise<number> {
+  const r = await db
+    .selectFrom('calls')
+    .select((eb) => eb.fn.countAll<number | string | bigint>().as('n'))
+    .where('app_id', '=', appId)
+    .where('region', '=', region)
+    .where('not_found_at', 'is', null)
+    .executeTakeFirstOrThrow();
+  return Number(r.n);
+}
+
+/** List entries filed in rejected_records under a key that has no stored call: listed, but not in `calls`. */
+export async function countRejectedListedOnly(db: Db, appId: string): Promise<number> {
+  const r = await db
+    .selectFrom('rejected_records as r')
+    .select((eb) => eb.fn.count<number | string | bigint>('r.record_key').distinct().as('n'))
+    .where('r.app_id', '=', appId)
+    .where('r.endpoint', 'in', ['list_calls', 'get_call'])
+    .where((eb) => eb.not(eb.exists(eb.selectFrom('calls as c').select('c.session_id').where('c.app_id', '=', appId).whereRef('c.session_id', '=', 'r.record_key'))))
+    .executeTakeFirstOrThrow();
+  return Number(r.n);
+}
+
+/** Stored calls (not marked not found) whose time (startedAt, else initiatedAt, else endedAt) is at or after `from`. */
+export async function storedCallIdsSince(db: Db, appId: string, region: string, from: number): Promise<string[]> {
+  const rows = await db
+    .selectFrom('calls')
+    .select('session_id')
+    .where('app_id', '=', appId)
+    .where('region', '=', region)
+    .where('not_found_at', 'is', null)
+    .where((eb) => eb(eb.fn.coalesce('started_at', 'initiated_at', 'ended_at'), '>=', from))
+    .execute();
+  return rows.map((r) => r.session_id);
+}

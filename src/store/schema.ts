@@ -108,6 +108,13 @@ export interface SyncRunsTable {
   groups_synced: Generated<number>;
   members_synced: Generated<number>;
   error: string | null;
+  /** The order the listing was observed in: newest-first, oldest-first, unordered or unknown. */
+  listing_order: string | null;
+  /** Distinct calls the run listed, and the total the service reported (its smallest in the run). */
+  listed_distinct: number | null;
+  reported_total: number | null;
+  /** 1 when the listing was proved complete (read to its end and adding up, or an incremental window that checked out). */
+  listing_complete: number | null;
 }
 
 export interface SyncStateTable {

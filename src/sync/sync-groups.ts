@@ -3,6 +3,7 @@ import pLimit from 'p-limit';
 import type { ChatApi } from '../source/chat-api.js';
 import { MAX_MEMBERS_PER_PAGE } from '../source/chat-api.js';
 import { ApiError } from '../source/errors.js';
+import { DistinctIds, ListingEnd } from '../source/listing-evidence.js';
 import { ListingError } from '../source/paginate-calls.js';
 import { ApiGroupMemberSchema, describeZodError } from '../source/schemas.js';
 import { markGroupNotFound, replaceGroupMembers } from '../store/groups-repo.js';
@@ -17,6 +18,10 @@ export interface GroupSyncResult {
   rejected: number;
   /** Groups whose members could not be synced, with the reason; retried on the next run. */
   failed: string[];
+}
+
+function wholeOrUndefined(n: number | undefined): number | undefined {
+  return n !== undefined && Number.isFinite(n) && n >= 0 ? Math.floor(n) : undefined;
 }
 
 /** Groups whose members are fetched at once; each group's pages are read in order. */
@@ -62,8 +67,13 @@ export async function syncGroupMembers(
       limit(async () => {
         const members: NewGroupMemberRow[] = [];
         const rejects: NewRejectedRow[] = [];
-        let previous: string | undefined;
-        let pageSize: number | undefined;
+        // The same end-of-listing rules as List Calls: no single field (per_page, total, a short
+        // page) is trusted alone, and members are replaced only from a listing that adds up.
+        const end = new ListingEnd(MAX_MEMBERS_PER_PAGE);
+        const seen = new DistinctIds();
+        let previous: string[] | undefined;
+        let askedAgain = false;
+        let complete = false;
         for (let page = 1; page <= MAX_MEMBER_PAGES; page++) {
           const res = await chat.listGroupMembers(guid, page, MAX_MEMBERS_PER_PAGE);
           if (!res.found) {
@@ -71,10 +81,31 @@ export async function syncGroupMembers(
             result.notFound++;
             return;
           }
-          if (res.entries.length === 0) break;
-          const key = JSON.stringify(res.entries.map((e) => (e && typeof e === 'object' ? (e as Record<string, unknown>).uid : e)));
-          if (key === previous) throw new ListingError(`List Group Members of ${guid} page ${page} repeats the previous page; stopping this app`);
-          previous = key;
+          const meta = { total: wholeOrUndefined(res.pagination?.total), totalPages: wholeOrUndefined(res.pagination?.total_pages) };
+          if (res.entries.length === 0) {
+            const d = end.afterEmpty(page - 1, meta, seen.count);
+            if (d.kind === 'end' || askedAgain) {
+              complete = true;
+              break;
+            }
+            askedAgain = true; // the figures say more follows: ask once more
+            page--;
+            continue;
+          }
+          askedAgain = false;
+          const ids = res.entries.map((e, i) => {
+            const uid = e && typeof e === 'object' ? (e as Record<string, unknown>).uid : undefined;
+            return typeof uid === 'string' ? uid : `\u0000page${page}#${i}`;
+          });
+          const repeats = previous !== undefined && previous.length === ids.length && previous.every((id, i) => id === ids[i]);
+          if (!repeats) for (const id of ids) seen.add(id);
+          const d = end.afterPage({ index: page - 1, count: ids.length, meta, repeatsPrevious: repeats }, seen.count);
+          if (d.kind === 'broken') throw new ListingError(`List Group Members of ${guid}: ${d.why}`);
+          if (repeats) {
+            complete = true;
+            break;
+          }
+          previous = ids;
           const now = deps.nowSeconds();
           res.entries.forEach((raw, i) => {
             const parsed = ApiGroupMemberSchema.safeParse(raw);
@@ -87,10 +118,14 @@ export async function syncGroupMembers(
               });
             }
           });
-          // The size the server really uses; a short page is the last one. `total` is never
-          // trusted alone (the published example contradicts itself).
-          pageSize ??= res.pagination?.per_page && res.pagination.per_page > 0 ? Math.min(res.pagination.per_page, MAX_MEMBERS_PER_PAGE) : res.entries.length;
-          if (res.entries.length < pageSize) break;
+          if (d.kind === 'end') {
+            complete = true;
+            break;
+          }
+        }
+        const short = end.shortfall(seen.count);
+        if (!complete || (short ?? 0) > 0) {
+          throw new Error(complete ? `the listing reports ${end.minTotal} members but ${seen.count} could be listed` : `the listing did not end within ${MAX_MEMBER_PAGES} pages`);
         }
         await deps.db.transaction().execute(async (trx) => {
           await replaceGroupMembers(trx, appId, guid, members, deps.nowSeconds());

@@ -14,7 +14,6 @@ describe('paging survives a listing that misbehaves', () => {
 
   const cases: [string, FaultProfile][] = [
     ['total_pages that understates', { lieTotalPages: 'low' }],
-    ['total_pages that overstates', { lieTotalPages: 'high' }],
     ['an empty page in the middle', { emptyPageAt: 3 }],
     ['pagination without per_page', { omitPerPage: true }],
   ];
@@ -24,11 +23,27 @@ describe('paging survives a listing that misbehaves', () => {
       const db = join(tmp.dir, `${name.replace(/\W+/g, '-')}.db`);
       const r = (await syncWith(testSettings(sim, ['app1'], db))).results[0]!;
       expect(r.status).toBe('ok');
+      expect(r.listingOrder).toBe('newest-first');
       await withStore(db, async (s) => expect(await diffAgainstTruth(s.db, sim!.truth('app1'))).toEqual([]));
       // At most a few extra list requests beyond the 10 real pages.
       expect(sim.stats('app1').list).toBeLessThanOrEqual(13);
     });
   }
+
+  it('a total that overstates cannot be proved: every call is stored, yet the run is partial and names the shortfall', async () => {
+    sim = await startTestSim([{ calls: 950 }], { lieTotalPages: 'high' });
+    const db = join(tmp.dir, 'overstated.db');
+    const r = (await syncWith(testSettings(sim, ['app1'], db))).results[0]!;
+    expect(r.status).toBe('partial');
+    expect(r.error).toMatch(/List Calls reported 2850 calls but 950 distinct calls could be listed in two passes \(1900 short\)/);
+    await withStore(db, async (s) => {
+      expect(await diffAgainstTruth(s.db, sim!.truth('app1'))).toEqual([]);
+      // The watermark does not move on a listing that did not add up.
+      expect(await s.db.selectFrom('sync_state').selectAll().execute()).toEqual([]);
+      const run = await s.db.selectFrom('sync_runs').selectAll().executeTakeFirstOrThrow();
+      expect([run.listing_complete, run.listed_distinct, run.reported_total, run.listing_order]).toEqual([0, 950, 2850, 'newest-first']);
+    });
+  });
 
   it('steps back when calls are removed above the cursor, so none is skipped', async () => {
     sim = await startTestSim([{ calls: 950 }], { removeWhilePaging: { afterPage: 3, count: 5 } });

@@ -1,0 +1,242 @@
+/**
+ * What a paged listing proves about itself, from the pages alone. Pure: no I/O, no clock.
+ *
+ * The service documents neither the sort order of List Calls nor what its pagination fields mean
+ * (api-facts.md), so nothing here is assumed: the order is observed from the entries' times, the
+ * end of the listing needs two pieces of evidence that agree, and the number of distinct calls seen
+ * is counted exactly so that it can be held against the `total` the service reports.
+ */
+
+export type ListingOrder = 'newest-first' | 'oldest-first' | 'unordered' | 'unknown';
+export const ORDER_KEYS = ['startedAt', 'initiatedAt', 'endedAt'] as const;
+export type OrderKey = (typeof ORDER_KEYS)[number];
+
+/** The times of one list entry (null when absent or not a usable time). */
+export type EntryTimes = Readonly<Record<OrderKey, number | null>>;
+
+interface KeyTrend {
+  last: number | null;
+  asc: number;
+  desc: number;
+}
+
+/**
+ * Observes the listing's order on each time field separately: the service may sort by any of them
+ * (a call that ends late moves up a listing sorted by end time, not by start time). A field is
+ * ordered when all its steps go one way; equal values are no step.
+ */
+export class OrderObserver {
+  readonly #trends = new Map<OrderKey, KeyTrend>(ORDER_KEYS.map((k) => [k, { last: null, asc: 0, desc: 0 }]));
+
+  /**
+   * Records one page. `continues` is false when the page does not follow the previous one read
+   * (the first page of a pass, a page re-read after stepping back, a page read backwards): then
+   * its first entry is not compared with the previous page's last.
+   */
+  observe(page: readonly EntryTimes[], continues: boolean): void {
+    for (const key of ORDER_KEYS) {
+      const t = this.#trends.get(key)!;
+      if (!continues) t.last = null;
+      for (const e of page) {
+        const v = e[key];
+        if (v === null) continue;
+        if (t.last !== null) {
+          if (v > t.last) t.asc++;
+          else if (v < t.last) t.desc++;
+        }
+        t.last = v;
+      }
+    }
+  }
+
+  /** The field the listing is consistently ordered by, preferring startedAt, with its direction. */
+  get sortedBy(): { key: OrderKey; order: 'newest-first' | 'oldest-first' } | undefined {
+    for (const key of ORDER_KEYS) {
+      const t = this.#trends.get(key)!;
+      if (t.desc > 0 && t.asc === 0) return { key, order: 'newest-first' };
+      if (t.asc > 0 && t.desc === 0) return { key, order: 'oldest-first' };
+    }
+    return undefined;
+  }
+
+  get order(): ListingOrder {
+    const sorted = this.sortedBy;
+    if (sorted) return sorted.order;
+    for (const t of this.#trends.values()) if (t.asc > 0 || t.desc > 0) return 'unordered';
+    return 'unknown';
+  }
+}
+
+/** Bits of a hash kept per id: collisions among a million ids are ~5e-5 likely (each undercounts by one). */
+function hash53(id: string): number {
+  // Two FNV-1a passes with different offsets: 21 + 32 bits.
+  let a = 0x811c9dc5;
+  let b = 0x01000193 ^ 0x5bd1e995;
+  for (let i = 0; i < id.length; i++) {
+    const c = id.charCodeAt(i);
+    a = Math.imul(a ^ c, 0x01000193);
+    b = Math.imul(b ^ c, 0x01000193 + 0x2000);
+  }
+  return (a >>> 11) * 0x100000000 + (b >>> 0);
+}
+
+/**
+ * Counts distinct ids exactly enough to prove a listing complete, in 16 bytes per id (a Set of the
+ * ids themselves would hold ~100 MB at a million calls): an open-addressing hash set of 53-bit
+ * hashes in a typed array, grown at half load.
+ */
+export class DistinctIds {
+  #slots = new Float64Array(1 << 12);
+  #size = 0;
+
+  /** Records `id`; true when it was not seen before. */
+  add(id: string): boolean {
+    if (this.#size * 2 >= this.#slots.length) this.#grow();
+    const h = hash53(id) || 1; // 0 marks an empty slot
+    if (!this.#insert(this.#slots, h)) return false;
+    this.#size++;
+    return true;
+  }
+
+  get count(): number {
+    return this.#size;
+  }
+
+  #insert(slots: Float64Array, h: number): boolean {
+    const mask = slots.length - 1;
+    let i = (h % 0x100000000) & mask;
+    for (;;) {
+      const v = slots[i]!;
+      if (v === 0) {
+        slots[i] = h;
+        return true;
+      }
+      if (v === h) return false;
+      i = (i + 1) & mask;
+    }
+  }
+
+  #grow(): void {
+    const old = this.#slots;
+    this.#slots = new Float64Array(old.length * 2);
+    for (const v of old) if (v !== 0) this.#insert(this.#slots, v);
+  }
+}
+
+/** What the service's pagination said on one page (undefined fields were absent or unusable). */
+export interface PageMeta {
+  total?: number | undefined;
+  totalPages?: number | undefined;
+}
+
+/** One page as the end-of-listing rules see it. */
+export interface PageFacts {
+  /** 0-based position of the page in the listing (however the service numbers its pages). */
+  index: number;
+  count: number;
+  meta: PageMeta;
+  /** The page holds exactly the ids of the page read before it. */
+  repeatsPrevious: boolean;
+}
+
+export type EndDecision =
+  | { kind: 'next' }
+  | { kind: 'end'; why: string }
+  /** Evidence says more pages follow an empty one: ask it again once, then look one further. */
+  | { kind: 'recheck-empty' }
+  | { kind: 'broken'; why: string };
+
+/**
+ * The end-of-listing rules (issue 11): trust no single field.
+ * - A full page never ends the listing (a total_pages that understates would lose the rest).
+ * - A short page ends it only when every reported figure agrees (the distinct calls seen reach
+ *   `total`, the pages read reach `total_pages`), at least one was reported, and it is not the
+ *   first page; otherwise the next page is asked, and an empty one ends it.
+ * - "Short" is measured against what pages really carry (the largest page seen), never against
+ *   `per_page`, which some servers echo from the request whatever they cap pages at.
+ * - A page past the reported end that repeats the last page is the end (a server that ignores
+ *   `page` answers like that: the vendor's own published example does); a repeat before the end is
+ *   broken paging.
+ * - An empty page right after a short page ends it; after a full page it ends it when the figures
+ *   agree, and is otherwise asked again (then the next page looked at).
+ */
+export class ListingEnd {
+  #largest = 0;
+  #previousShort = false;
+  #minTotal: number | undefined;
+  #lastTotalPages: number | undefined;
+
+  constructor(private readonly requestedSize: number) {}
+
+  /** The smallest `total` reported in this listing (totals grow as calls arrive and fall as they go). */
+  get minTotal(): number | undefined {
+    return this.#minTotal;
+  }
+
+  get largestPage(): number {
+    return this.#largest;
+  }
+
+  #note(meta: PageMeta): void {
+    if (meta.total !== undefined) this.#minTotal = this.#minTotal === undefined ? meta.total : Math.min(this.#minTotal, meta.total);
+    if (meta.totalPages !== undefined) this.#lastTotalPages = meta.totalPages;
+  }
+
+  /** Whether every reported figure says the listing holds no more than what was seen, and one was reported. */
+  #figuresAgree(pagesRead: number, distinct: number): boolean {
+    const total = this.#minTotal;
+    const pages = this.#lastTotalPages;
+    if (total === undefined && pages === undefined) return false;
+    if (total !== undefined && distinct < total) return false;
+    if (pages !== undefined && pagesRead < pages) return false;
+    return true;
+  }
+
+  /** Whether the pages read are already past the reported end. */
+  #pastReportedEnd(pagesRead: number, distinct: number): boolean {
+    const total = this.#minTotal;
+    const pages = this.#lastTotalPages;
+    return (pages !== undefined && pagesRead > pages) || (total !== undefined && distinct >= total && pagesRead > 1);
+  }
+
+  /** Decides after a non-empty page; `distinct` counts this page's ids too. */
+  afterPage(page: PageFacts, distinct: number): EndDecision {
+    this.#note(page.meta);
+    const pagesRead = page.index + 1;
+    if (page.repeatsPrevious) {
+      if (this.#pastReportedEnd(pagesRead, distinct)) return { kind: 'end', why: `page ${pagesRead} lies past the reported end and repeats the previous page` };
+      return {
+        kind: 'broken',
+        why: `List Calls page ${pagesRead} repeats the previous page exactly${this.#minTotal === undefined && this.#lastTotalPages === undefined ? ' and the service reports no total' : ' before the reported end'}; the service's paging cannot be followed, so the listing cannot be proved complete`,
+      };
+    }
+    const reference = page.index === 0 ? this.requestedSize : this.#largest;
+    this.#largest = Math.max(this.#largest, page.count);
+    const short = page.count < reference;
+    this.#previousShort = short;
+    // A short first page proves nothing about the page size (a server capping pages below what
+    // was asked, with a total that agrees, looks exactly like a small listing): the page after it
+    // is asked, one request, and an empty or repeated answer ends the listing.
+    if (short && page.index > 0 && this.#figuresAgree(pagesRead, distinct)) return { kind: 'end', why: 'a short page where the reported total and page count agree' };
+    return { kind: 'next' };
+  }
+
+  /** Decides after an empty page at `index` (a recheck is the caller's: ask again, then look one further). */
+  afterEmpty(index: number, meta: PageMeta, distinct: number): EndDecision {
+    this.#note(meta);
+    if (index === 0) return { kind: 'end', why: 'the first page is empty' };
+    if (this.#previousShort) return { kind: 'end', why: 'an empty page after a short one' };
+    // With no figures at all an empty page could still be a glitch: it is asked again too.
+    if (this.#figuresAgree(index, distinct)) return { kind: 'end', why: 'an empty page where the reported total and page count agree' };
+    return { kind: 'recheck-empty' };
+  }
+
+  /**
+   * Whether the distinct calls seen account for what the service reported; undefined when it
+   * reported no total (nothing to hold the count against: the end of the listing is the proof).
+   */
+  shortfall(distinct: number): number | undefined {
+    if (this.#minTotal === undefined) return undefined;
+    return Math.max(0, this.#minTotal - distinct);
+  }
+}

@@ -1,0 +1,110 @@
+import type { ApiCall } from '../source/schemas.js';
+import type { StoredCallState } from '../store/calls-repo.js';
+import { apiCallToRows, callTime, fingerprintJson, listEntryIsComplete, parseCall, receiverOf, type CallRows } from '../transform/call-rows.js';
+import { isFinalStatus } from '../transform/call-status.js';
+import type { RecentCalls } from './recent-calls.js';
+
+/** A list entry that parsed, with the one serialisation that serves its fingerprint and raw_json. */
+export interface ListedEntry {
+  call: ApiCall;
+  raw: unknown;
+  json: string;
+  fp: string;
+  /** callTime(): startedAt, else initiatedAt, else endedAt; null when it has none. */
+  time: number | null;
+}
+
+export interface InvalidEntry {
+  key: string;
+  reason: string;
+  raw: unknown;
+}
+
+/** A call whose details Get Call must supply. */
+export interface Pending {
+  call: ApiCall;
+  /** The list entry as JSON.stringify gave it (a third of the parsed object's size); undefined when not listed. */
+  json: string | undefined;
+  listFingerprint: string | null;
+}
+
+/** Parses one List Calls page: each entry alone, so one bad record is rejected and the rest go on. */
+export function parseListPage(entries: readonly unknown[], page: number): { valid: ListedEntry[]; invalid: InvalidEntry[] } {
+  const valid: ListedEntry[] = [];
+  const invalid: InvalidEntry[] = [];
+  entries.forEach((raw, i) => {
+    const parsed = parseCall(raw, `list:page${page}#${i}`);
+    if (!parsed.ok) {
+      invalid.push({ key: parsed.key, reason: parsed.reason, raw });
+      return;
+    }
+    const json = JSON.stringify(raw) ?? 'undefined';
+    valid.push({ call: parsed.call, raw, json, fp: fingerprintJson(json), time: callTime(parsed.call) });
+  });
+  return { valid, invalid };
+}
+
+export interface PlanContext {
+  appId: string;
+  region: string;
+  /** Unix seconds of this sync. */
+  now: number;
+  detailFetch: 'auto' | 'always';
+  /** A backfill's [since, until): entries outside it are left alone. */
+  window?: { since?: number | undefined; until?: number | undefined } | undefined;
+  /** What is stored of this page's calls (by sessionId). */
+  stored: ReadonlyMap<string, StoredCallState>;
+  /** The calls this run already handled, with the fingerprint they were handled with (updated here). */
+  recent: RecentCalls;
+  /** Calls stored live before this run. */
+  liveBefore: ReadonlySet<string>;
+}
+
+export interface PagePlan {
+  /** Complete final entries, stored as listed. */
+  listRows: CallRows[];
+  /** Entries whose details Get Call must supply. */
+  pending: Pending[];
+  /** Calls this run had not listed before. */
+  newlySeen: number;
+  /** Entries within the window (a backfill's), whatever was decided for them. */
+  inRange: ListedEntry[];
+  /** Live calls (stored live, or listed live) the listing showed. */
+  live: string[];
+  /** Groups that received a group call on this page. */
+  groups: string[];
+}
+
+function inWindow(e: ListedEntry, w: PlanContext['window']): boolean {
+  if (!w) return true;
+  return e.time !== null && (w.since === undefined || e.time >= w.since) && (w.until === undefined || e.time < w.until);
+}
+
+/**
+ * Decides, per list entry: skip (handled earlier in this run with the same entry, or stored with
+ * the same list fingerprint), store from the list (detailFetch auto and the entry is whole), or
+ * fetch with Get Call. Pure but for `ctx.recent`, which it updates.
+ */
+export function planPage(valid: readonly ListedEntry[], ctx: PlanContext): PagePlan {
+  const plan: PagePlan = { listRows: [], pending: [], newlySeen: 0, inRange: [], live: [], groups: [] };
+  for (const v of valid) {
+    if (!inWindow(v, ctx.window)) continue;
+    plan.inRange.push(v);
+    const id = v.call.sessionId;
+    const before = ctx.recent.get(id);
+    if (before === v.fp) continue; // already handled in this run, unchanged
+    if (before === undefined) plan.newlySeen++;
+    ctx.recent.set(id, v.fp);
+    if (ctx.liveBefore.has(id) || !isFinalStatus(v.call.status)) plan.live.push(id);
+    const guid = v.call.receiverType === 'group' ? receiverOf(v.call) : null;
+    if (guid) plan.groups.push(guid);
+    const st = ctx.stored.get(id);
+    if (st && st.listFingerprint === v.fp) continue; // unchanged since the last sync
+    if (ctx.detailFetch === 'auto' && listEntryIsComplete(v.call)) {
+      plan.listRows.push(apiCallToRows(v.call, v.raw, { appId: ctx.appId, region: ctx.region, now: ctx.now, source: 'list', listFingerprint: v.fp, rawJson: v.json }));
+    } else {
+      plan.pending.push({ call: v.call, json: v.json, listFingerprint: v.fp });
+    }
+  }
+  return plan;
+}

@@ -1,0 +1,66 @@
+import type { ListingOrder } from '../source/listing-evidence.js';
+
+export interface SyncOptions {
+  readonly runId: string;
+  /** Ignore the watermark and list everything (the watermark is recomputed from what is listed). */
+  readonly full?: boolean;
+  /** Backfill window (unix seconds, [since, until)); does not move the watermark. */
+  readonly since?: number;
+  readonly until?: number;
+  /** Stops the sync between pages (SIGTERM): pages already fetched are written, the run is 'interrupted'. */
+  readonly signal?: AbortSignal;
+  /** Called after each page is written (progress displays). */
+  readonly onProgress?: (p: AppProgress) => void;
+}
+
+export type SyncMode = 'full' | 'incremental' | 'backfill';
+
+export interface AppProgress {
+  appId: string;
+  region: string;
+  pages: number;
+  callsSeen: number;
+  detailFetches: number;
+  /** Calls the listing says it holds (pagination.total of the latest page), when it says. */
+  listedTotal: number | undefined;
+}
+
+export interface AppSyncResult {
+  appId: string;
+  region: string;
+  mode: SyncMode;
+  status: 'ok' | 'partial' | 'failed' | 'interrupted';
+  pages: number;
+  callsSeen: number;
+  callsWritten: number;
+  callsFromList: number;
+  detailFetches: number;
+  notFound: number;
+  rejected: number;
+  failedCalls: number;
+  groupsSynced: number;
+  membersSynced: number;
+  groupsNotFound: number;
+  requests: number;
+  requestsByKind: Record<string, number>;
+  retries: number;
+  rateLimited: number;
+  durationMs: number;
+  /** Time spent inside write transactions (wall clock, ms): how much of the run the database took. */
+  writeMs: number;
+  /** The order List Calls was observed in during this run. */
+  listingOrder?: ListingOrder;
+  /** Distinct calls listed, and the smallest total the service reported. */
+  listedDistinct?: number;
+  reportedTotal?: number | undefined;
+  /** Whether the listing was proved whole (to its end, or the incremental window). */
+  listingComplete?: boolean;
+  error?: string;
+}
+
+export function emptyResult(appId: string, region: string, mode: SyncMode): AppSyncResult {
+  return {
+    appId, region, mode, status: 'ok', pages: 0, callsSeen: 0, callsWritten: 0, callsFromList: 0, detailFetches: 0, notFound: 0, rejected: 0,
+    failedCalls: 0, groupsSynced: 0, membersSynced: 0, groupsNotFound: 0, requests: 0, requestsByKind: {}, retries: 0, rateLimited: 0, durationMs: 0, writeMs: 0,
+  };
+}
