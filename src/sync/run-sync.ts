@@ -154,6 +154,13 @@ function fmtSeconds(ms: number): string {
 }
 
 /** One line per app, for terminals and logs alike. */
+/** What the run proved of its listing, in a few words. */
+function listingProof(r: AppSyncResult): string {
+  const counted = `${r.listedDistinct ?? 0} distinct listed${r.reportedTotal !== undefined ? ` of ${r.reportedTotal} reported` : ''}`;
+  if (!r.listingComplete) return `${counted}, NOT proved complete`;
+  return r.mode === 'incremental' ? `${counted}, window proved` : `${counted}, proved complete`;
+}
+
 export function formatAppSummary(r: AppSyncResult): string {
   const head = `${r.appId} (${r.region}): ${r.status === 'ok' ? 'ok' : r.status.toUpperCase()} [${r.mode}]`;
   const body =
@@ -162,6 +169,7 @@ export function formatAppSummary(r: AppSyncResult): string {
     `${r.notFound} not found, ${r.rejected} rejected, ${r.groupsSynced} groups (${r.membersSynced} members)` +
     `${r.groupsNotFound ? `, ${r.groupsNotFound} groups gone` : ''}; ` +
     `${r.requests} requests (${r.requestsByKind.list ?? 0} list, ${r.requestsByKind.get ?? 0} get, ${r.requestsByKind.members ?? 0} members), ` +
-    `${r.retries} retries, ${r.rateLimited} rate-limited; ${fmtSeconds(r.durationMs)}`;
+    `${r.retries} retries, ${r.rateLimited} rate-limited; ${fmtSeconds(r.durationMs)}` +
+    (r.listingOrder ? `; listing ${r.listingOrder}, ${listingProof(r)}` : '');
   return r.error ? `${head}: ${body}\n  error: ${r.error}` : `${head}: ${body}`;
 }

@@ -42,13 +42,18 @@ export function registerStatus(program: Command): void {
           statuses.push({ app_id: a.appId, region: a.region, watermark_started_at: null, last_success_at: null, calls: 0, rejected: 0, last_run_status: null, last_run_error: null, last_run_started_at: null });
         }
       }
-      const failing = statuses.filter((s) => s.last_run_status !== null && UNHEALTHY.has(s.last_run_status));
-      if (format === 'json') process.stdout.write(`${JSON.stringify({ healthy: failing.length === 0, apps: statuses }, null, 2)}\n`);
+      // A watermark in the future makes every incremental run stop too early: say so (sync --full recomputes it).
+      const nowSec = Math.floor(Date.now() / 1000);
+      const future = statuses.filter((s) => s.watermark_started_at !== null && s.watermark_started_at > nowSec + (settings?.maxClockSkewMinutes ?? 10) * 60);
+      const failing = statuses.filter((s) => (s.last_run_status !== null && UNHEALTHY.has(s.last_run_status)) || future.includes(s));
+      if (format === 'json') process.stdout.write(`${JSON.stringify({ healthy: failing.length === 0, apps: statuses.map((s) => ({ ...s, watermark_in_future: future.includes(s) })) }, null, 2)}\n`);
       else {
         const cols = ['app', 'last success', 'watermark', 'calls', 'rejected', 'last run', 'error'] as const;
         const rows = statuses.map((s) => [`${s.app_id} (${s.region})`, isoUtc(s.last_success_at) || 'never', isoUtc(s.watermark_started_at), s.calls, s.rejected, s.last_run_status ?? 'never ran', s.last_run_error]);
         process.stdout.write(renderGrid(cols, rows, 'table'));
-        process.stdout.write(failing.length ? `UNHEALTHY: the last run of ${failing.map((s) => s.app_id).join(', ')} did not succeed\n` : 'healthy\n');
+        for (const s of future) process.stdout.write(`WATERMARK IN THE FUTURE: ${s.app_id} (${s.region}) at ${isoUtc(s.watermark_started_at)}; run \`callsync sync --full --app ${s.app_id}\` to recompute it\n`);
+        const failed = failing.filter((s) => !future.includes(s));
+        process.stdout.write(failed.length ? `UNHEALTHY: the last run of ${failed.map((s) => s.app_id).join(', ')} did not succeed\n` : future.length ? 'UNHEALTHY\n' : 'healthy\n');
       }
       process.exitCode = failing.length ? EXIT.SYNC_FAILED : EXIT.OK;
     });
