@@ -3,24 +3,26 @@ import { nonFinalSnapshot, withLateRecordings } from './call-state.js';
 import { withClassification } from './classify.js';
 import { type CallModel, type GenerationContext, generateCall, makeRecordings } from './generate-call.js';
 import { GroupDirectory } from './groups.js';
+import { CallOverlays, longCallState, shiftCall } from './overlays.js';
 import { hash3, Rng, Salt } from './prng.js';
+import { applyQuirkOverlays } from './quirk-overlays.js';
 import { indexFromSessionId, sessionIdFor } from './session-id.js';
 import { NON_FINAL_RANKS, Timeline } from './timeline.js';
 import type { AppTruth, TruthCall } from './truth.js';
-import { malformWireCall, toWireCall } from './wire-call.js';
+import { buildTruth } from './truth-build.js';
+import type { ListingQuirks } from './types.js';
+import { sumUsage, type UsageMetrics } from './usage-metrics.js';
+import { malformWireCall, toWireCall, type WireObject } from './wire-call.js';
 
 /** Serialised List/Get bodies of recently served calls (repeats and retries are then one lookup). */
 const BODY_CACHE_SIZE = 20_000;
 /** advance({ addRecordings }) only touches calls this recent, which an incremental sync revisits. */
 const LATE_RECORDING_WINDOW_SECONDS = 86_400;
 
-export interface UsageMetrics {
-  audioMinutes: number;
-  videoMinutes: number;
-  recordedMinutes: number;
-  activeUsers: number;
-  concurrentUsers: number;
-}
+export type { UsageMetrics } from './usage-metrics.js';
+
+/** Statuses of calls that did start: startedAtZeroForUnstarted leaves these alone. */
+const STARTED_STATUSES: ReadonlySet<string> = new Set(['ended', 'ongoing']);
 
 interface Bodies {
   list?: string;
@@ -45,6 +47,12 @@ export class AppDataset {
   private malformed = new Map<number, number>();
   private readonly bodies = new BoundedCache<number, Bodies>(BODY_CACHE_SIZE);
   private readonly metricsMemo = new Map<string, UsageMetrics>();
+  /** Time and shape changes from the quirks and advance() (overlays.ts). */
+  readonly overlays = new CallOverlays();
+  /** startedAtZeroForUnstarted: truth startedAt null, wire startedAt 0. */
+  private zeroUnstarted = false;
+  /** Bumped whenever the set of listed calls or their time order may change (ListingOrder's cache key). */
+  version = 0;
 
   constructor(appId: string, region: string, seed: number, calls: number, now: number, private readonly listEntries: 'varied' | 'complete' = 'varied') {
     this.ctx = {
@@ -92,10 +100,25 @@ export class AppDataset {
 
   private currentState(m: CallModel): TruthCall {
     let call = m.final;
-    if (m.nonFinal !== null && !this.endedByAdvance.has(m.index)) call = nonFinalSnapshot(call, m.nonFinal, this.ctx.now);
+    const long = this.overlays.active ? this.overlays.long.get(m.index) : undefined;
+    if (long) call = longCallState(call, long, this.ctx.seed, m.index, this.ctx.now);
+    else if (m.nonFinal !== null && !this.endedByAdvance.has(m.index)) call = nonFinalSnapshot(call, m.nonFinal, this.ctx.now);
+    const shift = this.overlays.active ? this.overlays.shift.get(m.index) : undefined;
+    if (shift !== undefined) call = shiftCall(call, shift);
     const late = this.lateRecordings.get(m.index);
     if (late) call = withLateRecordings(call, late);
+    if (this.zeroUnstarted && call.startedAt !== null && !STARTED_STATUSES.has(call.status)) call = withClassification({ ...call, startedAt: null });
     return call;
+  }
+
+  /** The wire form of the current state; startedAtZeroForUnstarted sends 0 where the truth has null. */
+  private wireOf(m: CallModel, omitParticipants: boolean): WireObject {
+    const call = this.currentState(m);
+    let wire = toWireCall(call, m.variant, omitParticipants);
+    if (this.zeroUnstarted && call.startedAt === null) wire.startedAt = 0;
+    const kind = this.malformed.get(m.index);
+    if (kind !== undefined) wire = malformWireCall(wire, kind);
+    return wire;
   }
 
   /**
@@ -124,10 +147,7 @@ export class AppDataset {
     let b = this.bodies.get(index);
     if (b?.list !== undefined) return b.list;
     const m = this.model(index);
-    let wire = toWireCall(this.currentState(m), m.variant, (m.variant.listOmitsParticipants && this.listEntries === 'varied') || this.notFound.has(index));
-    const kind = this.malformed.get(index);
-    if (kind !== undefined) wire = malformWireCall(wire, kind);
-    const json = JSON.stringify(wire);
+    const json = JSON.stringify(this.wireOf(m, (m.variant.listOmitsParticipants && this.listEntries === 'varied') || this.notFound.has(index)));
     if (!b) {
       b = {};
       this.bodies.set(index, b);
@@ -142,10 +162,7 @@ export class AppDataset {
     let b = this.bodies.get(index);
     if (b?.get !== undefined) return b.get;
     const m = this.model(index);
-    let wire = toWireCall(this.currentState(m), m.variant, false);
-    const kind = this.malformed.get(index);
-    if (kind !== undefined) wire = malformWireCall(wire, kind);
-    const json = JSON.stringify(wire);
+    const json = JSON.stringify(this.wireOf(m, false));
     const body = m.variant.legacyEnvelope ? `{"data":[${json}]}` : `{"data":${json}}`;
     if (!b) {
       b = {};
@@ -202,6 +219,43 @@ export class AppDataset {
     }
     this.bodies.clear();
     this.metricsMemo.clear();
+    this.version++;
+  }
+
+  /**
+   * Applies the data-shaping quirks (futureCalls, equalStartedAt, the live long calls of
+   * endLiveWhilePaging, startedAtZeroForUnstarted) afresh; call after selectFaultyCalls.
+   */
+  applyQuirks(q: ListingQuirks | undefined): void {
+    this.overlays.clearBelow(this.ctx.baseCount);
+    this.zeroUnstarted = q?.startedAtZeroForUnstarted === true;
+    if (q) applyQuirkOverlays(this.overlays, q, this.ctx, (i) => this.notFound.has(i) || this.malformed.has(i) || this.removed.has(i));
+    this.bodies.clear();
+    this.metricsMemo.clear();
+    this.version++;
+  }
+
+  /** True when List serves call #index (it exists, was not removed). */
+  isListed(index: number): boolean {
+    return index >= 0 && index < this.indexCount && !this.removed.has(index);
+  }
+
+  /** The time List sorts call #index by: its startedAt, or the generated one where that is null. */
+  sortTime(index: number): number {
+    const long = this.overlays.long.get(index);
+    if (long) return long.startedAt;
+    return this.ctx.timeline.startedAt(index) + (this.overlays.shift.get(index) ?? 0);
+  }
+
+  /** Indices of the calls running now (generated running calls not yet ended, live long calls). */
+  liveIndices(): number[] {
+    const out = this.overlays.liveIndices();
+    for (let rank = 0; rank < NON_FINAL_RANKS; rank++) {
+      const i = this.ctx.baseCount - 1 - rank;
+      if (i < 0) break;
+      if (this.isListed(i) && !this.endedByAdvance.has(i) && !this.overlays.long.has(i) && this.model(i).nonFinal !== null) out.push(i);
+    }
+    return out;
   }
 
   /** New newest calls (advance({ newCalls }), insertWhilePaging); returns their sessionIds. */
@@ -212,7 +266,39 @@ export class AppDataset {
       this.added++;
     }
     this.metricsMemo.clear();
+    this.version++;
     return ids;
+  }
+
+  /**
+   * advance({ backdatedCalls }): `count` finished calls that started `hoursAgo` before `now` (one a
+   * minute apart, newest first) appear only now. They take new indices, shifted back in time.
+   */
+  addBackdated(count: number, hoursAgo: number): string[] {
+    const ids: string[] = [];
+    for (let k = 0; k < count; k++) {
+      const i = this.indexCount;
+      const target = this.ctx.now - Math.round(hoursAgo * 3600) - k * 60;
+      this.overlays.shift.set(i, target - this.ctx.timeline.startedAt(i));
+      ids.push(this.sessionIdOf(i));
+      this.added++;
+    }
+    this.metricsMemo.clear();
+    this.version++;
+    return ids;
+  }
+
+  /**
+   * advance({ revealLongCall }): a call that ran for days, hidden while it ran, appears ended a
+   * minute before `now`. Until now it was in neither List nor the truth, so it takes a new index.
+   */
+  revealLongCall(startedDaysAgo: number): string {
+    const i = this.indexCount;
+    this.overlays.long.set(i, { startedAt: this.ctx.now - Math.round(startedDaysAgo * 86_400), endedAt: this.ctx.now - 60, live: false });
+    this.added++;
+    this.metricsMemo.clear();
+    this.version++;
+    return this.sessionIdOf(i);
   }
 
   /** Removes `count` calls spread over listing positions [0, span); returns their sessionIds. */
@@ -221,9 +307,15 @@ export class AppDataset {
     const n = Math.min(Math.max(0, Math.floor(count)), limit);
     const victims: number[] = [];
     for (let k = 0; k < n; k++) victims.push(this.indexAtPosition(Math.floor(((k + 0.5) * limit) / n)));
+    return this.removeIndices(victims);
+  }
+
+  /** Removes these calls from List, Get and the truth; returns their sessionIds. */
+  removeIndices(victims: readonly number[]): string[] {
     for (const i of victims) this.removed.add(i);
     this.removedDesc = [...this.removed].sort((a, b) => b - a);
     this.metricsMemo.clear();
+    this.version++;
     return victims.map((i) => this.sessionIdOf(i));
   }
 
@@ -238,7 +330,12 @@ export class AppDataset {
       this.bodies.delete(i);
       ended.push(this.sessionIdOf(i));
     }
+    for (const i of this.overlays.endLive()) {
+      this.bodies.delete(i);
+      if (!this.removed.has(i)) ended.push(this.sessionIdOf(i));
+    }
     this.metricsMemo.clear();
+    this.version++;
     return ended;
   }
 
@@ -270,92 +367,32 @@ export class AppDataset {
   }
 
   truth(): AppTruth {
-    const calls = new Map<string, TruthCall>();
-    const notFound = new Set<string>();
-    const malformed = new Set<string>();
-    const removed = new Set<string>();
-    const groupNumbers = new Set<number>();
-    for (let i = this.indexCount - 1; i >= 0; i--) {
-      if (this.removed.has(i)) {
-        removed.add(this.sessionIdOf(i));
-        continue;
-      }
-      if (this.malformed.has(i)) {
-        malformed.add(this.sessionIdOf(i));
-        continue;
-      }
-      const call = this.truthCall(i);
-      if (!call) continue;
-      calls.set(call.sessionId, call);
-      if (this.notFound.has(i)) notFound.add(call.sessionId);
-      if (call.receiverType === 'group' && call.receiver !== null) {
-        const k = this.groups.groupNumber(call.receiver);
-        if (k !== null) groupNumbers.add(k);
-      }
-    }
-    const groups = new Map<string, string[]>();
-    const deletedGroups = new Set<string>();
-    for (const k of [...groupNumbers].sort((a, b) => a - b)) {
-      const guid = this.groups.guidOf(k);
-      if (this.groups.isDeleted(k)) {
-        groups.set(guid, []);
-        deletedGroups.add(guid);
-      } else {
-        groups.set(guid, this.groups.members(k).members.map((m) => m.uid));
-      }
-    }
-    return { appId: this.ctx.appId, region: this.ctx.region, calls, notFound, malformed, groups, deletedGroups, removed };
+    return buildTruth(this);
+  }
+
+  isRemoved(index: number): boolean {
+    return this.removed.has(index);
+  }
+
+  isMalformed(index: number): boolean {
+    return this.malformed.has(index);
   }
 
   /**
-   * Usage metrics of calls with startedAt in [from, to), computed from the truth (so a perfect
-   * sync's sums equal them): participant user-minutes, recording minutes, distinct joined users, and
-   * the peak number of simultaneously joined participant entries.
+   * Usage metrics of calls with startedAt in [from, to), computed from the truth (usage-metrics.ts).
+   * Without overlays the window is found by binary search on the monotonic timeline; overlays move
+   * calls in time, so then every call is looked at (quirk datasets are small).
    */
   usageMetrics(fromSeconds: number, toSeconds: number): UsageMetrics {
-    const lo = this.ctx.timeline.firstIndexAtOrAfter(fromSeconds, this.indexCount);
-    const hi = toSeconds > fromSeconds ? this.ctx.timeline.firstIndexAtOrAfter(toSeconds, this.indexCount) : lo;
-    const key = `${lo}:${hi}`;
+    const tl = this.ctx.timeline;
+    const exact = this.overlays.active;
+    const lo = exact ? 0 : tl.firstIndexAtOrAfter(fromSeconds, this.indexCount);
+    const hi = exact ? this.indexCount : toSeconds > fromSeconds ? tl.firstIndexAtOrAfter(toSeconds, this.indexCount) : lo;
+    const key = exact ? `t${fromSeconds}:${toSeconds}` : `${lo}:${hi}`;
     const memo = this.metricsMemo.get(key);
     if (memo) return memo;
-    let audio = 0;
-    let video = 0;
-    let recorded = 0;
-    const users = new Set<string>();
-    const events: number[] = [];
-    for (let i = lo; i < hi; i++) {
-      const call = this.truthCall(i);
-      if (!call) continue;
-      for (const p of call.participants) {
-        audio += p.audioMinutes;
-        video += p.videoMinutes;
-        if (!p.isJoined || p.joinedAt === null) continue;
-        users.add(p.uid);
-        // Encoded as time*2 (+1 for a join) so leaves sort before joins at the same second.
-        events.push(p.joinedAt * 2 + 1, (p.leftAt ?? this.ctx.now) * 2);
-      }
-      for (const r of call.recordings) recorded += r.durationMinutes ?? 0;
-    }
-    events.sort((a, b) => a - b);
-    let current = 0;
-    let peak = 0;
-    for (const e of events) {
-      current += e % 2 === 1 ? 1 : -1;
-      if (current > peak) peak = current;
-    }
-    const result = {
-      audioMinutes: roundMinutes(audio),
-      videoMinutes: roundMinutes(video),
-      recordedMinutes: roundMinutes(recorded),
-      activeUsers: users.size,
-      concurrentUsers: peak,
-    };
+    const result = sumUsage(this, lo, hi, exact ? { from: fromSeconds, to: toSeconds } : null, this.ctx.now);
     this.metricsMemo.set(key, result);
     return result;
   }
-}
-
-/** Float sums depend on order; six decimals keep the metric stable for a client summing in SQL. */
-function roundMinutes(x: number): number {
-  return Math.round(x * 1e6) / 1e6;
 }

@@ -1,4 +1,5 @@
 import { Rng } from './prng.js';
+import { validateQuirks } from './quirks.js';
 import type { FaultProfile } from './types.js';
 
 /** How long a stall lasts by default: longer than any sane client timeout. */
@@ -41,6 +42,7 @@ export function validateFaults(f: FaultProfile): void {
     checkCount(`${name}.afterPage`, spec.afterPage, 1);
     checkCount(`${name}.count`, spec.count, 0);
   }
+  if (f.quirks !== undefined) validateQuirks(f.quirks);
 }
 
 /** Seeded dice, so a failing test replays the same faults for the same request order. */

@@ -10,6 +10,7 @@ export type {
   AdvanceOptions,
   AdvanceResult,
   FaultProfile,
+  ListingQuirks,
   Region,
   SimAppSpec,
   SimStats,

@@ -118,4 +118,9 @@ export const Salt = {
   faultPick: 9,
   lateRecording: 10,
   idKey: 11,
+  longCall: 12,
+  tieGroup: 13,
+  unsortedOrder: 14,
+  listShuffle: 15,
+  totalJitter: 16,
 } as const;

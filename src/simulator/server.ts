@@ -2,13 +2,12 @@ import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:
 import type { AppDataset } from './dataset.js';
 import { errorBody, htmlErrorBody } from './error-body.js';
 import { DEFAULT_STALL_MS, FaultDice, type FaultRoll, validateFaults } from './faults.js';
+import { DEFAULT_PER_PAGE, intParam, listCalls, type ListingState, newListingState } from './list-calls.js';
 import { SlidingWindow } from './rate-window.js';
 import { parseRequestTarget, type RequestTarget } from './routes.js';
 import { emptyStats } from './stats.js';
 import type { FaultProfile, SimAppSpec, SimStats } from './types.js';
 
-/** perPage default of the list endpoints (api-seed.md §4.1; api-facts.md for List Calls). */
-const DEFAULT_PER_PAGE = 100;
 /** List Group Members perPage maximum, api-seed.md §8. */
 const MAX_MEMBERS_PER_PAGE = 1000;
 /** Retry-After of a random (not window-caused) 429. */
@@ -24,8 +23,8 @@ export interface AppRuntime {
   dataset: AppDataset;
   stats: SimStats;
   window: SlidingWindow | null;
-  /** Once-only faults already fired since the profile was set. */
-  once: { inserted: boolean; removed: boolean; emptied: boolean };
+  /** List Calls state: once-only faults fired, the quirk path's order cache and counters. */
+  listing: ListingState;
   limitHeaders: readonly [limit: string, remaining: string, reset: string];
 }
 
@@ -42,13 +41,6 @@ interface Reply {
   html?: boolean;
   /** Milliseconds for a Retry-After header (429 only). */
   retryAfterMs?: number;
-}
-
-function intParam(params: URLSearchParams, name: string, fallback: number): number {
-  const raw = params.get(name);
-  if (raw === null || raw === '') return fallback;
-  const n = Number(raw);
-  return Number.isInteger(n) && n >= 1 ? n : fallback;
 }
 
 /**
@@ -75,8 +67,9 @@ export class SimulatorHandler {
     this.dice = new FaultDice(this.faults);
     for (const app of this.apps.values()) {
       app.dataset.selectFaultyCalls(profile.notFoundCalls ?? 0, profile.malformedCalls ?? 0);
+      app.dataset.applyQuirks(profile.quirks);
       app.window = profile.rateLimitPerMinute ? new SlidingWindow(profile.rateLimitPerMinute) : null;
-      app.once = { inserted: false, removed: false, emptied: false };
+      app.listing = newListingState();
     }
   }
 
@@ -171,7 +164,7 @@ export class SimulatorHandler {
   private route(app: AppRuntime, target: RequestTarget, seq: number): Reply {
     switch (target.kind) {
       case 'list':
-        return this.listCalls(app, new URLSearchParams(target.query));
+        return { status: 200, body: listCalls(app.dataset, app.listing, new URLSearchParams(target.query), this.faults, this.maxPerPage) };
       case 'get':
         return this.getCall(app, target, seq);
       case 'members':
@@ -181,54 +174,6 @@ export class SimulatorHandler {
       default:
         return this.error(404, 'ERR_NOT_FOUND', 'No such endpoint on this API base', seq);
     }
-  }
-
-  private listCalls(app: AppRuntime, params: URLSearchParams): Reply {
-    const f = this.faults;
-    const ds = app.dataset;
-    const page = intParam(params, 'page', 1);
-    const perPage = Math.min(intParam(params, 'perPage', DEFAULT_PER_PAGE), this.maxPerPage);
-    const total = ds.visibleCount;
-    const totalPages = Math.ceil(total / perPage);
-
-    let indices: number[];
-    if (f.repeatPageForever) indices = ds.listSlice(0, perPage);
-    else if (f.emptyPageAt === page && !app.once.emptied) {
-      app.once.emptied = true;
-      indices = [];
-    } else {
-      // Pages are offsets into the current listing: changes between requests shift them, as on a
-      // live service (see insertWhilePaging / removeWhilePaging).
-      indices = ds.listSlice((page - 1) * perPage, perPage);
-    }
-    let body = '{"data":[';
-    for (let k = 0; k < indices.length; k++) {
-      if (k > 0) body += ',';
-      body += ds.listEntryJson(indices[k] ?? 0);
-    }
-    let shownTotal = total;
-    let shownPages = totalPages;
-    if (f.lieTotalPages === 'low') {
-      shownTotal = Math.ceil(total / 3);
-      shownPages = Math.ceil(totalPages / 3);
-    } else if (f.lieTotalPages === 'high') {
-      shownTotal = total * 3;
-      shownPages = totalPages * 3;
-    }
-    const pagination = f.omitPerPage
-      ? { total: shownTotal, count: indices.length, current_page: page, total_pages: shownPages }
-      : { total: shownTotal, count: indices.length, per_page: perPage, current_page: page, total_pages: shownPages };
-    body += `],"meta":{"pagination":${JSON.stringify(pagination)}}}`;
-
-    if (f.insertWhilePaging && page === f.insertWhilePaging.afterPage && !app.once.inserted) {
-      app.once.inserted = true;
-      ds.addNewest(f.insertWhilePaging.count);
-    }
-    if (f.removeWhilePaging && page === f.removeWhilePaging.afterPage && !app.once.removed) {
-      app.once.removed = true;
-      ds.removeListed(page * perPage, f.removeWhilePaging.count);
-    }
-    return { status: 200, body };
   }
 
   private getCall(app: AppRuntime, target: RequestTarget, seq: number): Reply {

@@ -2,6 +2,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { AppDataset } from './dataset.js';
 import { hash3, hashString } from './prng.js';
+import { newListingState } from './list-calls.js';
 import { type AppRuntime, rateLimitHeaderNames, SimulatorHandler } from './server.js';
 import { addStats, emptyStats, zeroStats } from './stats.js';
 import type { AdvanceOptions, AdvanceResult, SimAppSpec, Simulator, SimStats, SimulatorOptions } from './types.js';
@@ -13,6 +14,18 @@ export const DEFAULT_MAX_PER_PAGE = 1000;
 const REGIONS: ReadonlySet<string> = new Set(['us', 'eu', 'in']);
 /** Longer than clients' pool idle timeouts, so the server never closes a socket under a client. */
 const KEEP_ALIVE_TIMEOUT_MS = 65_000;
+
+/** Throws on advance() options that cannot mean anything, naming the field. */
+function validateAdvance(o: AdvanceOptions): void {
+  const b = o.backdatedCalls;
+  if (b !== undefined && !(Number.isInteger(b.count) && b.count >= 0 && typeof b.hoursAgo === 'number' && b.hoursAgo > 0)) {
+    throw new Error('advance backdatedCalls needs an integer count >= 0 and hoursAgo > 0 (>= 2 keeps the calls ended before now)');
+  }
+  const r = o.revealLongCall;
+  if (r !== undefined && !(typeof r.startedDaysAgo === 'number' && r.startedDaysAgo > 0)) {
+    throw new Error('advance revealLongCall needs startedDaysAgo > 0');
+  }
+}
 
 function validateApp(spec: SimAppSpec, seen: Set<string>): void {
   const where = `simulator app ${JSON.stringify(spec.appId)}`;
@@ -60,7 +73,7 @@ export async function startSimulator(opts: SimulatorOptions): Promise<Simulator>
       dataset: new AppDataset(spec.appId, spec.region, datasetSeed(spec), spec.calls, now, spec.listEntries),
       stats: emptyStats(),
       window: null,
-      once: { inserted: false, removed: false, emptied: false },
+      listing: newListingState(),
       limitHeaders: rateLimitHeaderNames(spec.rateLimitHeaderStyle),
     });
   }
@@ -118,11 +131,14 @@ export async function startSimulator(opts: SimulatorOptions): Promise<Simulator>
       return appOf(appId).dataset.truthCalls();
     },
     advance(appId: string, o: AdvanceOptions): AdvanceResult {
+      validateAdvance(o);
       const ds = appOf(appId).dataset;
       const ended = o.endOngoing ? ds.endRunning() : [];
       const recorded = o.addRecordings ? ds.addLateRecordings(o.addRecordings) : [];
       const added = o.newCalls ? ds.addNewest(o.newCalls) : [];
-      return { ended, recorded, added };
+      const backdated = o.backdatedCalls ? ds.addBackdated(o.backdatedCalls.count, o.backdatedCalls.hoursAgo) : [];
+      const revealed = o.revealLongCall ? [ds.revealLongCall(o.revealLongCall.startedDaysAgo)] : [];
+      return { ended, recorded, added, backdated, revealed };
     },
     close() {
       closing ??= new Promise<void>((resolve) => {

@@ -59,6 +59,56 @@ export interface FaultProfile {
   omitPerPage?: boolean;
   /** Seed of the fault dice (default 1): same seed and request order → same faults. */
   faultSeed?: number;
+  /** How List Calls pages, sorts and describes itself: the undocumented parts (README, Listing quirks). */
+  quirks?: ListingQuirks;
+}
+
+/**
+ * List Calls behaviours the documentation leaves open (api-facts.md), each switchable alone and
+ * combinable. Unset means today's answer: newest first, pages from 1, honest meta. Page numbers in
+ * `shortPages` and in the once-only faults are logical (1 = the first page, whatever `pageBase`).
+ */
+export interface ListingQuirks {
+  /**
+   * 'newest-first' (default, by startedAt); 'oldest-first'; 'unsorted': a fixed order by a hash of
+   * the call, the same for every request; 'shuffled': a new order on every request (cannot be paged
+   * reliably, only noticed).
+   */
+  order?: 'newest-first' | 'oldest-first' | 'unsorted' | 'shuffled';
+  /** 0: page=0 is the first page, page=1 the second, current_page echoes the 0-based number. Default 1. */
+  pageBase?: 0 | 1;
+  /** Pages carry at most this many entries whatever perPage asks (a server-side cap). */
+  perPageCap?: number;
+  /** meta.pagination.per_page: the real size (default), the perPage asked even when capped, or absent. */
+  perPageEcho?: 'honest' | 'requested' | 'omit';
+  /**
+   * meta.pagination.total: 'low' ceil(x/3), 'high' x*3, 'jitter' honest ± up to 3 per request
+   * (seeded), 'falling' honest minus 2 more on every request since the last first-page request.
+   */
+  total?: 'honest' | 'omit' | 'low' | 'high' | 'jitter' | 'falling';
+  /** meta.pagination.total_pages; 'requested-size' is computed from the perPage asked, not the page size served. */
+  totalPages?: 'honest' | 'omit' | 'low' | 'high' | 'requested-size';
+  currentPage?: 'honest' | 'omit';
+  /** Pages past the end: 'empty' (default) or the last real page again (current_page echoes the page asked). */
+  pastEnd?: 'empty' | 'repeat-last';
+  /**
+   * These logical pages (1-based) carry only the first half of their entries; the rest move on to
+   * later pages (the page boundary really is earlier), so paging to the end still sees every call.
+   */
+  shortPages?: number[];
+  /** Calls that never started (every status but ended/ongoing) carry startedAt 0; their truth startedAt is null. */
+  startedAtZeroForUnstarted?: boolean;
+  /** N calls carry times days after the dataset's now (a clock error); they sort as their startedAt says. */
+  futureCalls?: number;
+  /** Small groups of calls share one startedAt; their order within the group changes on every request. */
+  equalStartedAt?: boolean;
+  /**
+   * Running calls are listed first (the service orders by `endedAt ?? now`, a live call counting as
+   * newest); after logical page `afterPage` is first served, every running call ends and drops to its
+   * startedAt place, shifting the calls between. `liveCalls` (default 2) long calls that started
+   * `startedDaysAgo` (default 60) days ago are running until then, so the drop crosses pages.
+   */
+  endLiveWhilePaging?: { afterPage: number; liveCalls?: number; startedDaysAgo?: number };
 }
 
 export interface SimulatorOptions {
@@ -100,12 +150,26 @@ export interface AdvanceOptions {
   addRecordings?: number;
   /** This many new calls appear at the newest end. */
   newCalls?: number;
+  /**
+   * Late calls: `count` finished calls appear now although they started `hoursAgo` hours before
+   * `now` (one a minute apart, older ones after), i.e. below calls already listed. hoursAgo >= 2
+   * keeps them ended before `now`.
+   */
+  backdatedCalls?: { count: number; hoursAgo: number };
+  /**
+   * A long call that the listing hid while it ran appears now, ended a minute before `now`, with
+   * its startedAt `startedDaysAgo` days back. It is in the truth only from now on.
+   */
+  revealLongCall?: { startedDaysAgo: number };
 }
 
 export interface AdvanceResult {
   ended: string[];
   recorded: string[];
   added: string[];
+  /** backdatedCalls, newest first. */
+  backdated: string[];
+  revealed: string[];
 }
 
 export interface Simulator {
