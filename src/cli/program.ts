@@ -15,6 +15,7 @@ import { registerStatus } from './commands/status.js';
 import { registerSchedule } from './commands/schedule.js';
 import { registerSimulate } from './commands/simulate.js';
 import { registerSync } from './commands/sync.js';
+import { registerVerify } from './commands/verify.js';
 import { EXIT } from './exit-codes.js';
 
 /** Builds the command tree; exported so tests can inspect it without spawning a process. */
@@ -27,6 +28,7 @@ export function buildProgram(): Command {
   registerSchedule(program);
   registerMigrate(program);
   registerReconcile(program);
+  registerVerify(program);
   registerExport(program);
   registerQuery(program);
   registerReport(program);
