@@ -229,7 +229,8 @@ export class AppDataset {
   applyQuirks(q: ListingQuirks | undefined): void {
     this.overlays.clearBelow(this.ctx.baseCount);
     this.zeroUnstarted = q?.startedAtZeroForUnstarted === true;
-    if (q) applyQuirkOverlays(this.overlays, q, this.ctx, (i) => this.notFound.has(i) || this.malformed.has(i) || this.removed.has(i));
+    const taken = (i: number): boolean => this.notFound.has(i) || this.malformed.has(i) || this.removed.has(i);
+    if (q) applyQuirkOverlays(this.overlays, q, this.ctx, taken, (i) => this.model(i).final.status === 'ended');
     this.bodies.clear();
     this.metricsMemo.clear();
     this.version++;

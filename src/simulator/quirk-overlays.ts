@@ -16,15 +16,16 @@ const UNTOUCHED_NEWEST = NON_FINAL_RANKS + 4;
  * the same dataset and quirks pick the same calls. `taken` marks calls a fault already owns
  * (not-found, malformed, removed): they are not picked, so each call shows one anomaly at a time.
  */
-export function applyQuirkOverlays(o: CallOverlays, q: ListingQuirks, ctx: GenerationContext, taken: (i: number) => boolean): void {
+export function applyQuirkOverlays(o: CallOverlays, q: ListingQuirks, ctx: GenerationContext, taken: (i: number) => boolean, answered: (i: number) => boolean): void {
   const tl = ctx.timeline;
   const limit = Math.max(0, ctx.baseCount - UNTOUCHED_NEWEST);
   if (q.equalStartedAt) {
     for (const [i, shift] of tieGroupShifts(ctx.seed, limit, (k) => tl.startedAt(k))) if (!taken(i)) o.shift.set(i, shift);
   }
   if (q.futureCalls) {
-    // A clock error moves the whole call: relation and issues stay what they were.
-    const picks = spreadPicks(limit, q.futureCalls, (i) => taken(i) || o.shift.has(i));
+    // A clock error moves the whole call: relation and issues stay what they were. Answered calls
+    // only, so that startedAtZeroForUnstarted cannot hide the future startedAt.
+    const picks = spreadPicks(limit, q.futureCalls, (i) => taken(i) || o.shift.has(i) || !answered(i));
     picks.forEach((i, j) => {
       const target = ctx.now + (FUTURE_MIN_DAYS + (j % FUTURE_SPREAD_DAYS)) * DAY + j * 97;
       o.shift.set(i, target - tl.startedAt(i));

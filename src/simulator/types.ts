@@ -98,7 +98,7 @@ export interface ListingQuirks {
   shortPages?: number[];
   /** Calls that never started (every status but ended/ongoing) carry startedAt 0; their truth startedAt is null. */
   startedAtZeroForUnstarted?: boolean;
-  /** N calls carry times days after the dataset's now (a clock error); they sort as their startedAt says. */
+  /** N answered calls carry times days after the dataset's now (a clock error); they sort as their startedAt says. */
   futureCalls?: number;
   /** Small groups of calls share one startedAt; their order within the group changes on every request. */
   equalStartedAt?: boolean;
