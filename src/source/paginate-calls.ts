@@ -49,6 +49,13 @@ export interface ListingOutcome {
   endedBecause: string;
 }
 
+interface PassResult {
+  end: ListingEnd;
+  stoppedEarly: boolean;
+  shortfall: number | undefined;
+  why: string;
+}
+
 /** Consecutive new pages (beyond the furthest read) that add no call before paging gives up. */
 const MAX_PAGES_WITHOUT_NEW = 3;
 /** Times `total` may fall and paging step back in one pass; past that it pages forward. */
@@ -181,7 +188,7 @@ export class CallListing {
     return { pages: [{ requested: 0, res: zero }, { requested: 1, res: one }], next: 2 };
   }
 
-  async *#pass(): AsyncGenerator<CallsPage, { end: ListingEnd; stoppedEarly: boolean; shortfall: number | undefined; why: string }, undefined> {
+  async *#pass(): AsyncGenerator<CallsPage, PassResult, undefined> {
     const end = new ListingEnd(this.pageSize);
     /** Ids seen in this pass: whether a page brought anything new (the union across passes is #distinct). */
     const seenThisPass = new DistinctIds();
@@ -197,7 +204,12 @@ export class CallListing {
     let stepBacks = 0;
     let pagesWithoutNew = 0;
     let emptyAskedAgain = false;
-    const finish = (why: string, stoppedEarly = false) => ({ end, stoppedEarly, shortfall: stoppedEarly ? undefined : end.shortfall(this.#distinct.count), why });
+    /** Index of the page jumped to when an oldest-first listing is read from its end (see below). */
+    let jumpedTo: number | undefined;
+    const finish = (why: string, stoppedEarly = false): PassResult => ({ end, stoppedEarly, shortfall: stoppedEarly ? undefined : end.shortfall(this.#distinct.count), why });
+    // The end of a listing read from its tail: go back from where it jumped to the window.
+    const ended = (why: string): AsyncGenerator<CallsPage, PassResult, undefined> | PassResult =>
+      jumpedTo === undefined ? finish(why) : this.#readBackwards(jumpedTo, requested - index, finish);
 
     for (;;) {
       const res = prefetched.get(requested) ?? (await this.#list(requested));
@@ -205,8 +217,11 @@ export class CallListing {
       const meta = metaOf(res.pagination);
 
       if (res.entries.length === 0) {
-        const d = end.afterEmpty(index, meta, this.#distinct.count);
-        if (d.kind === 'end') return finish(d.why);
+        const d = end.afterEmpty(index, meta, this.#seenForEnd(jumpedTo));
+        if (d.kind === 'end') {
+          const e = ended(d.why);
+          return 'end' in e ? e : yield* e;
+        }
         // The figures say more follows: ask this page once more, then look at the one after it
         // (an empty page in the middle is a glitch, not the end).
         if (!emptyAskedAgain) {
@@ -215,7 +230,10 @@ export class CallListing {
         }
         emptyAskedAgain = false;
         const peek = await this.#list(requested + 1);
-        if (peek.entries.length === 0) return finish('an empty page, asked twice, and the page after it empty too');
+        if (peek.entries.length === 0) {
+          const e = ended('an empty page, asked twice, and the page after it empty too');
+          return 'end' in e ? e : yield* e;
+        }
         prefetched.set(requested + 1, peek);
         index++;
         requested++;
@@ -236,9 +254,12 @@ export class CallListing {
       const times = res.entries.map(entryTimes);
       if (!repeats) this.#order.observe(times, continues);
 
-      const decision = end.afterPage({ index, count: res.entries.length, meta, repeatsPrevious: repeats }, this.#distinct.count);
+      const decision = end.afterPage({ index, count: res.entries.length, meta, repeatsPrevious: repeats }, this.#seenForEnd(jumpedTo));
       if (decision.kind === 'broken') throw new ListingError(decision.why);
-      if (decision.kind === 'end' && repeats) return finish(decision.why);
+      if (decision.kind === 'end' && repeats) {
+        const e = ended(decision.why);
+        return 'end' in e ? e : yield* e;
+      }
 
       // Pages re-read after stepping back bring nothing new by design; only new ground counts.
       if (index > furthest) {
@@ -251,8 +272,26 @@ export class CallListing {
       previousIds = ids;
       yield { page: requested, entries: res.entries, pagination: res.pagination };
 
-      if (decision.kind === 'end') return finish(decision.why);
+      if (decision.kind === 'end') {
+        const e = ended(decision.why);
+        return 'end' in e ? e : yield* e;
+      }
       if (this.#olderThanWindow(times)) return finish('a page older than the window (newest first observed)', true);
+
+      // Oldest first with a window: the newest calls are at the end. Jump to the last page the
+      // service reports, read forward from there to the proven end, then backwards to the window.
+      const bound = this.opts.lowerBound;
+      if (index === 0 && jumpedTo === undefined && bound !== undefined && this.#order.sortedBy?.order === 'oldest-first' && allOlder(times, bound)) {
+        const lastPages = meta.totalPages ?? (meta.total !== undefined ? Math.ceil(meta.total / Math.max(1, res.entries.length)) : undefined);
+        if (lastPages !== undefined && lastPages > 3) {
+          jumpedTo = lastPages - 1;
+          requested += jumpedTo - index;
+          index = jumpedTo;
+          previousIds = undefined;
+          continues = false;
+          continue;
+        }
+      }
 
       // `total` fell: calls were removed above the cursor, and later ones moved up onto pages
       // already read. Step back as many pages as were removed (a few times at most: a total that
@@ -275,17 +314,50 @@ export class CallListing {
     }
   }
 
+  /**
+   * The distinct count the end rules hold against `total`. A listing read from its tail has skipped
+   * pages on purpose, so only `total_pages` can tell its end there.
+   */
+  #seenForEnd(jumpedTo: number | undefined): number {
+    return jumpedTo === undefined ? this.#distinct.count : Number.MAX_SAFE_INTEGER;
+  }
+
+  /**
+   * Reads pages `from - 1` down to 1 (page 0 was read first) until one lies wholly before the
+   * window while the listing still looks oldest first. Stopping there is a window listing (the
+   * incremental proof judges it); reading all the way down covers the whole listing.
+   */
+  async *#readBackwards(from: number, firstRequested: number, finish: (why: string, stoppedEarly?: boolean) => PassResult): AsyncGenerator<CallsPage, PassResult, undefined> {
+    const bound = this.opts.lowerBound!;
+    for (let index = from - 1; index >= 1; index--) {
+      const requested = firstRequested + index;
+      const res = await this.#list(requested);
+      if (res.entries.length === 0) continue; // the listing shrank meanwhile: nothing here to read
+      for (const id of idsOf(res.entries, requested)) this.#distinct.add(id);
+      const times = res.entries.map(entryTimes);
+      this.#order.observe(times, false);
+      yield { page: requested, entries: res.entries, pagination: res.pagination };
+      if (this.#order.sortedBy?.order === 'oldest-first' && allOlder(times, bound)) return finish('a page older than the window, read backwards (oldest first observed)', true);
+    }
+    return finish('read backwards to the first page');
+  }
+
   /** Every entry of the page has a usable time older than the window, and the listing is newest first. */
   #olderThanWindow(times: readonly EntryTimes[]): boolean {
     const bound = this.opts.lowerBound;
     if (bound === undefined || this.#order.sortedBy?.order !== 'newest-first' || times.length === 0) return false;
-    return times.every((t) => {
-      let newest: number | null = null;
-      for (const k of ORDER_KEYS) {
-        const v = t[k];
-        if (v !== null && (newest === null || v > newest)) newest = v;
-      }
-      return newest !== null && newest < bound;
-    });
+    return allOlder(times, bound);
   }
+}
+
+/** Every entry has a usable time, and even its newest is before `bound` (a page without times never qualifies). */
+function allOlder(times: readonly EntryTimes[], bound: number): boolean {
+  return times.length > 0 && times.every((t) => {
+    let newest: number | null = null;
+    for (const k of ORDER_KEYS) {
+      const v = t[k];
+      if (v !== null && (newest === null || v > newest)) newest = v;
+    }
+    return newest !== null && newest < bound;
+  });
 }

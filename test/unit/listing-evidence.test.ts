@@ -139,15 +139,23 @@ describe('CallListing', () => {
     expect(new Set(await readAll(l)).size).toBe(250);
     expect(l.outcome().complete).toBe(true);
   });
-  it('stops at the window only once newest first is observed; oldest first is read to the end', async () => {
+  it('stops at the window only once newest first is observed; oldest first is read from its end back to the window', async () => {
     const newest = service(1000);
     const l = new CallListing(newest, 100, { lowerBound: 1_000_000 + 900 * 60 });
     await readAll(l);
     expect(l.outcome()).toMatchObject({ stoppedEarly: true, complete: false });
     expect(newest.asked.length).toBeLessThan(4);
-    const oldest = service(1000, { oldestFirst: true });
+    // Oldest first: read from the reported end backwards to the window, never stopping at page 1.
+    const oldest = service(1050, { oldestFirst: true });
     const o = new CallListing(oldest, 100, { lowerBound: 1_000_000 + 900 * 60 });
-    expect(new Set(await readAll(o)).size).toBe(1000);
-    expect(o.outcome()).toMatchObject({ stoppedEarly: false, complete: true, order: 'oldest-first' });
+    const ids = new Set(await readAll(o));
+    for (let i = 900; i < 1050; i++) expect(ids.has(`s${i}`)).toBe(true);
+    expect(o.outcome()).toMatchObject({ stoppedEarly: true, order: 'oldest-first' });
+    expect(oldest.asked).toEqual([0, 11, 10, 9]); // page 11 is short and at total_pages: the end
+    // Without a window everything is read, forwards.
+    const all = service(1050, { oldestFirst: true });
+    const a = new CallListing(all, 100);
+    expect(new Set(await readAll(a)).size).toBe(1050);
+    expect(a.outcome()).toMatchObject({ complete: true, order: 'oldest-first' });
   });
 });
