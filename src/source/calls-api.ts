@@ -26,7 +26,7 @@ export class CallsApi {
   ) {}
 
   async listCalls(page: number, perPage: number): Promise<ListCallsPage> {
-    const body = await this.http.getJson(this.callsBaseUrl, `/calls?page=${page}&perPage=${perPage}`, 'list', `List Calls page ${page}`);
+    const body = await this.http.getJson(this.callsBaseUrl, `/calls?page=${page}&perPage=${perPage}`, 'list', page === 0 ? 'List Calls (first page, asked as page=0)' : `List Calls page ${page}`);
     const parsed = ListEnvelopeSchema.safeParse(body);
     if (!parsed.success) {
       throw new ApiError(`${this.http.label}: List Calls page ${page} answered without a "data" array; is callsBaseUrl the Calls API (…/v3)?`, 'client', undefined, 200, 1);

@@ -51,6 +51,8 @@ export interface ListingOutcome {
 
 interface PassResult {
   end: ListingEnd;
+  /** Pages this pass read. */
+  pages: number;
   stoppedEarly: boolean;
   shortfall: number | undefined;
   why: string;
@@ -129,17 +131,28 @@ export class CallListing {
   async *pages(): AsyncGenerator<CallsPage, void, undefined> {
     let pass = yield* this.#pass();
     let relisted = false;
-    if (!pass.stoppedEarly && (pass.shortfall ?? 0) > 0 && this.opts.relistOnShortfall !== false) {
+    let unstable: number | undefined;
+    const relist = !pass.stoppedEarly && this.opts.relistOnShortfall !== false;
+    if (relist && (pass.shortfall ?? 0) > 0) {
       relisted = true;
       pass = yield* this.#pass();
+    } else if (relist && pass.shortfall === undefined && !this.#order.sortedBy && pass.pages > 1) {
+      // No total to count against and no order to page by: only a second pass can tell a stable
+      // listing (it finds nothing new) from one that reorders between requests (it does).
+      relisted = true;
+      const before = this.#distinct.count;
+      pass = yield* this.#pass();
+      if (this.#distinct.count > before) unstable = this.#distinct.count - before;
     }
     const shortfall = pass.stoppedEarly ? undefined : pass.end.shortfall(this.#distinct.count);
     const sorted = this.#order.sortedBy;
     const problem = shortfall
       ? `List Calls reported ${pass.end.minTotal} calls but ${this.#distinct.count} distinct calls could be listed${relisted ? ' in two passes' : ''} (${shortfall} short)`
-      : undefined;
+      : unstable
+        ? `List Calls lists in no stable order and reports no total: a second pass found ${unstable} call(s) the first missed, so the listing cannot be proved complete`
+        : undefined;
     this.#outcome = {
-      complete: !pass.stoppedEarly && !shortfall,
+      complete: !pass.stoppedEarly && !problem,
       ...(problem ? { problem } : {}),
       order: this.#order.order,
       ...(sorted ? { orderKey: sorted.key } : {}),
@@ -168,7 +181,10 @@ export class CallListing {
     try {
       zero = await this.#list(0);
     } catch (err) {
-      if (!(err instanceof ApiError && (err.kind === 'client' || err.kind === 'not_found'))) throw err;
+      // A server counting from 1 may refuse page 0 (a 4xx); anything else (a redirect, an auth or
+      // server error) is what it is, and stops here as it would on page 1.
+      const refused = err instanceof ApiError && (err.kind === 'client' || err.kind === 'not_found') && err.status !== undefined && err.status >= 400 && err.status < 500;
+      if (!refused) throw err;
     }
     const current = zero?.pagination?.current_page;
     if (zero && current === 0) {
@@ -206,7 +222,8 @@ export class CallListing {
     let emptyAskedAgain = false;
     /** Index of the page jumped to when an oldest-first listing is read from its end (see below). */
     let jumpedTo: number | undefined;
-    const finish = (why: string, stoppedEarly = false): PassResult => ({ end, stoppedEarly, shortfall: stoppedEarly ? undefined : end.shortfall(this.#distinct.count), why });
+    const startRequests = this.#requests;
+    const finish = (why: string, stoppedEarly = false): PassResult => ({ end, pages: this.#requests - startRequests, stoppedEarly, shortfall: stoppedEarly ? undefined : end.shortfall(this.#distinct.count), why });
     // The end of a listing read from its tail: go back from where it jumped to the window.
     const ended = (why: string): AsyncGenerator<CallsPage, PassResult, undefined> | PassResult =>
       jumpedTo === undefined ? finish(why) : this.#readBackwards(jumpedTo, requested - index, finish);
@@ -217,7 +234,7 @@ export class CallListing {
       const meta = metaOf(res.pagination);
 
       if (res.entries.length === 0) {
-        const d = end.afterEmpty(index, meta, this.#seenForEnd(jumpedTo));
+        const d = end.afterEmpty(index, meta);
         if (d.kind === 'end') {
           const e = ended(d.why);
           return 'end' in e ? e : yield* e;

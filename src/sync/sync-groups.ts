@@ -83,7 +83,7 @@ export async function syncGroupMembers(
           }
           const meta = { total: wholeOrUndefined(res.pagination?.total), totalPages: wholeOrUndefined(res.pagination?.total_pages) };
           if (res.entries.length === 0) {
-            const d = end.afterEmpty(page - 1, meta, seen.count);
+            const d = end.afterEmpty(page - 1, meta);
             if (d.kind === 'end' || askedAgain) {
               complete = true;
               break;

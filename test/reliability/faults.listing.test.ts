@@ -235,7 +235,7 @@ describe('fault matrix: listings and records that misbehave', () => {
     await stopsThenRecovers(
       'List repeats page 3 forever from page 4 on',
       (page, pass, forwardPage) => (page >= 4 ? forwardPage(3) : pass()),
-      /^app app1 \(us\): List Calls page 4 repeats the previous page exactly; the service's paging is broken, stopping this app/,
+      /^app app1 \(us\): List Calls page 4 repeats the previous page exactly before the reported end; the service's paging cannot be followed, so the listing cannot be proved complete/,
       4,
     );
   });
@@ -244,7 +244,7 @@ describe('fault matrix: listings and records that misbehave', () => {
     await stopsThenRecovers(
       'List cycles between pages 3 and 4 forever from page 5 on',
       (page, pass, forwardPage) => (page >= 5 ? forwardPage(3 + ((page - 5) % 2)) : pass()),
-      /^app app1 \(us\): List Calls pages 5–7 brought no call not already listed; the paging is looping, stopping this app/,
+      /^app app1 \(us\): List Calls pages 5–7 brought no call not already listed; the paging is looping, so the listing cannot be proved complete/,
       7,
     );
   });
