@@ -4,6 +4,7 @@ import * as reporting from './20261122T010000_reporting.js';
 import * as leases from './20261122T020000_leases.js';
 import * as appTicks from './20261122T030000_app_ticks.js';
 import * as listingProof from './20261123T000000_listing_proof.js';
+import * as callDetails from './20261123T010000_call_details.js';
 
 /**
  * Every migration, by name (names sort in the order they apply). A static list rather than a folder
@@ -15,4 +16,5 @@ export const migrations: Record<string, Migration> = {
   '20261122T020000_leases': leases,
   '20261122T030000_app_ticks': appTicks,
   '20261123T000000_listing_proof': listingProof,
+  '20261123T010000_call_details': callDetails,
 };

@@ -34,6 +34,10 @@ export const ConfigFileSchema = z.strictObject({
   detailFetch: z.enum(DETAIL_FETCH_MODES).default('auto'),
   /** A call time beyond now + this is a clock error: the call is stored, the watermark does not move to it. */
   maxClockSkewMinutes: z.number().min(0).max(7 * 24 * 60).default(10),
+  /** A final call that looks unsettled (recording or minutes still missing) is fetched again for this many days after it ended. */
+  settleDays: z.number().min(0).max(365).default(3),
+  /** A call live (initiated/ongoing) longer than this is marked stale and no longer fetched every run. */
+  liveMaxDays: z.number().min(1).max(3650).default(7),
   /** perPage asked of List Calls; the server may answer with fewer. */
   pageSize: z.number().int().min(1).max(1000).default(100),
   requestTimeoutMs: z.number().int().min(100).max(600_000).default(30_000),

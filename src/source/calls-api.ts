@@ -7,7 +7,12 @@ export interface ListCallsPage {
   pagination: Pagination | undefined;
 }
 
-export type GetCallResult = { found: true; raw: unknown } | { found: false };
+/**
+ * What Get Call gave: the call's raw record, not found (ERR_CALL_SESSION_NOT_FOUND), or an answer
+ * that cannot be the call asked for (empty, null, without or with another sessionId): the caller
+ * keeps the listed data and asks again on a later run.
+ */
+export type GetCallResult = { found: true; raw: unknown } | { found: false } | { found: true; unusable: string };
 
 /**
  * Encodes a sessionId as one path segment. encodeURIComponent covers `/`, `?` and `%`; a bare `.`
@@ -44,17 +49,15 @@ export class CallsApi {
       throw err;
     }
     const parsed = GetCallEnvelopeSchema.safeParse(body);
-    if (!parsed.success) return { found: true, raw: body };
+    if (!parsed.success) return { found: true, unusable: 'Get Call answered without a call (no "data" object, or an empty one)' };
     // The record as received, not zod's copy of it: copying turns a "__proto__" key into a prototype.
     const data: unknown = (body as { data: unknown }).data;
     const raw: unknown = Array.isArray(data) ? data[0] : data;
     const answered = raw && typeof raw === 'object' ? (raw as Record<string, unknown>).sessionId : undefined;
-    if (typeof answered === 'string' && answered !== sessionId) {
+    if (typeof answered !== 'string' || answered === '') return { found: true, unusable: 'Get Call answered a record without a sessionId' };
+    if (answered !== sessionId) {
       // A misrouted cache or proxy: storing the answer would overwrite another call and lose this one.
-      throw new ApiError(
-        `${this.http.label}: Get Call ${JSON.stringify(sessionId.slice(0, 80))} answered with another call (${JSON.stringify(answered.slice(0, 80))}); nothing stored, the call is fetched again on the next run`,
-        'client', undefined, 200, 1,
-      );
+      return { found: true, unusable: `Get Call answered with another call (${JSON.stringify(answered.slice(0, 80))})` };
     }
     return { found: true, raw };
   }

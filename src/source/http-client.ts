@@ -166,13 +166,26 @@ export class AppHttpClient {
       this.opts.pacer.pauseUntil(Math.min(reset, clock.now() + MAX_RETRY_AFTER_MS));
     }
     if (status >= 200 && status < 300) {
+      let body: unknown;
       try {
         // Nesting deeper than any record has is cut, so no later JSON.stringify can overflow.
-        return { body: capNesting(JSON.parse(text) as unknown) };
+        body = capNesting(JSON.parse(text) as unknown);
       } catch {
         // A truncated or garbled 200 is a transport fault, not bad data: ask again.
         return { kind: 'transient', status, detail: `HTTP ${status} with a body that is not JSON (${text.length} bytes)` };
       }
+      // A 200 whose body is an error (no "data", an error code) is that error: classified by its
+      // code like any other, so a rate limit is retried and a not-found is a not-found.
+      if (body !== null && typeof body === 'object' && !Array.isArray(body) && !('data' in body)) {
+        const { code, message } = readErrorBody(text);
+        if (code) {
+          const kind = classify(undefined, code) === 'transient' ? 'client' : classify(undefined, code);
+          if (kind === 'rate_limited') this.counters.rateLimited++;
+          const waitMs = kind === 'rate_limited' ? parseRetryAfter(header(res.headers, 'retry-after'), clock.now()) : undefined;
+          return { kind, status, code, ...(waitMs !== undefined ? { waitMs } : {}), detail: `HTTP ${status} with an error body ${code}${message ? ` (${message})` : ''}` };
+        }
+      }
+      return { body };
     }
     if (status >= 300 && status < 400) {
       return { kind: 'client', status, detail: `HTTP ${status} redirect not followed (the API key is only sent to the configured host); check callsBaseUrl/chatBaseUrl` };

@@ -71,7 +71,8 @@ const entityRef = z.union([
 ]);
 
 export const ApiParticipantSchema = z.looseObject({
-  uid: text.min(1),
+  // A participant without uid keeps its minutes: stored with uid '' and flagged (issue 12).
+  uid: text.optional().nullable(),
   totalAudioMinutes: looseNumber.optional(),
   totalVideoMinutes: looseNumber.optional(),
   totalDurationInMinutes: looseNumber.optional(),
@@ -94,9 +95,21 @@ export const ApiRecordingSchema = z.looseObject({
   duration: looseNumber.optional().nullable(),
 });
 
+/** Transcriptions (api-facts.md): at most the five newest, on calls with hasTranscription. */
+export const ApiTranscriptionSchema = z.looseObject({
+  tid: z.union([text, z.number()]).optional().nullable(),
+  mid: text.optional().nullable(),
+  roomName: text.optional().nullable(),
+  startTime: unixSeconds.optional().nullable(),
+  endTime: unixSeconds.optional().nullable(),
+  transcriptDate: unixSeconds.optional().nullable(),
+  transcriptUrl: text.optional().nullable(),
+});
+
 export const ApiCallSchema = z.looseObject({
   sessionId: text.min(1).max(MAX_SESSION_ID_LENGTH, `longer than ${MAX_SESSION_ID_LENGTH} characters`),
-  type: text,
+  // A call without type or status keeps its minutes: stored with NULL and flagged (issue 12).
+  type: text.optional().nullable(),
   mode: text.optional().nullable(),
   receiverType: text.optional().nullable(),
   receiver: entityRef.optional().nullable(),
@@ -108,7 +121,7 @@ export const ApiCallSchema = z.looseObject({
       receiver: z.looseObject({ entity: entityRef.optional() }).optional(),
     })
     .optional(),
-  status: text.min(1),
+  status: text.optional().nullable(),
   totalAudioMinutes: looseNumber.optional().nullable(),
   totalVideoMinutes: looseNumber.optional().nullable(),
   totalDurationInMinutes: looseNumber.optional().nullable(),
@@ -121,11 +134,16 @@ export const ApiCallSchema = z.looseObject({
   participants: z.array(ApiParticipantSchema).optional().nullable(),
   recordings: z.array(ApiRecordingSchema).optional().nullable(),
   recordingUrl: text.optional().nullable(),
+  hasTranscription: looseBoolean.optional().nullable(),
+  transcriptions: z.array(ApiTranscriptionSchema).optional().nullable(),
+  metaData: z.unknown().optional(),
+  tags: z.unknown().optional(),
 }).refine(...notTooDeep);
 
 export type ApiCall = z.infer<typeof ApiCallSchema>;
 export type ApiParticipant = z.infer<typeof ApiParticipantSchema>;
 export type ApiRecording = z.infer<typeof ApiRecordingSchema>;
+export type ApiTranscription = z.infer<typeof ApiTranscriptionSchema>;
 
 export const PaginationSchema = z.looseObject({
   total: looseNumber.optional(),

@@ -1,6 +1,6 @@
 import { CompiledQuery, type DialectAdapter, type Kysely, type QueryResult, type Transaction } from 'kysely';
 import type { CallRows } from '../transform/call-rows.js';
-import type { Database, NewCallRow, NewParticipantRow, NewRecordingRow } from './schema.js';
+import type { Database, NewCallRow, NewParticipantRow, NewRecordingRow, NewTranscriptionRow } from './schema.js';
 
 type Db = Kysely<Database> | Transaction<Database>;
 
@@ -67,6 +67,8 @@ const CALL_COLUMNS = [
   'ended_at', 'details_source', 'list_fingerprint', 'raw_json', 'not_found_at', 'first_synced_at', 'synced_at',
   'participant_rows', 'joined_devices', 'joined_users', 'participant_audio_minutes', 'participant_video_minutes',
   'participant_total_minutes', 'participant_outside_rows', 'recording_minutes',
+  'detail_error', 'has_transcription', 'metadata_json', 'tags_json', 'stale_at',
+  'participant_missing_uid_rows', 'participant_negative_rows', 'participant_max_minutes', 'recording_rows',
 ] as const satisfies readonly (keyof NewCallRow)[];
 
 const PARTICIPANT_COLUMNS = [
@@ -78,8 +80,14 @@ const RECORDING_COLUMNS = [
   'app_id', 'session_id', 'rid', 'duration_minutes', 'start_time', 'end_time', 'recording_url',
 ] as const satisfies readonly (keyof NewRecordingRow)[];
 
+const TRANSCRIPTION_COLUMNS = [
+  'app_id', 'session_id', 'tid', 'mid', 'room_name', 'start_time', 'end_time', 'transcript_date', 'transcript_url',
+] as const satisfies readonly (keyof NewTranscriptionRow)[];
+
 type Lacks<Row, Columns extends readonly PropertyKey[]> = Exclude<keyof Row, Columns[number]>;
-const everyColumn: [Lacks<NewCallRow, typeof CALL_COLUMNS>, Lacks<NewParticipantRow, typeof PARTICIPANT_COLUMNS>, Lacks<NewRecordingRow, typeof RECORDING_COLUMNS>] extends [never, never, never] ? true : never = true;
+const everyColumn: [
+  Lacks<NewCallRow, typeof CALL_COLUMNS>, Lacks<NewParticipantRow, typeof PARTICIPANT_COLUMNS>, Lacks<NewRecordingRow, typeof RECORDING_COLUMNS>, Lacks<NewTranscriptionRow, typeof TRANSCRIPTION_COLUMNS>,
+] extends [never, never, never, never] ? true : never = true;
 void everyColumn;
 
 /** Every column but the key and first_synced_at is replaced when a stored call is written again. */
@@ -133,14 +141,59 @@ export async function hasStoredCalls(db: Db, appId: string): Promise<boolean> {
   return row !== undefined;
 }
 
-/** Calls of an app stored in a live state (initiated/ongoing) that still exist. */
-export async function listLiveCalls(db: Db, appId: string): Promise<string[]> {
+/**
+ * Calls of an app and region stored in a live state (initiated/ongoing) that still exist and are not
+ * stale (stuck live longer than liveMaxDays: those no longer cost a Get Call per run).
+ */
+export async function listLiveCalls(db: Db, appId: string, region: string): Promise<string[]> {
   const rows = await db
     .selectFrom('calls')
     .select('session_id')
     .where('app_id', '=', appId)
+    .where('region', '=', region)
     .where('is_final', '=', 0)
     .where('not_found_at', 'is', null)
+    .where('stale_at', 'is', null)
+    .execute();
+  return rows.map((r) => r.session_id);
+}
+
+/** Marks live calls that started (or were initiated) before `before` as stale; returns how many. */
+export async function markStaleLiveCalls(db: Db, appId: string, region: string, before: number, now: number): Promise<number> {
+  const r = await db
+    .updateTable('calls')
+    .set({ stale_at: now })
+    .where('app_id', '=', appId)
+    .where('region', '=', region)
+    .where('is_final', '=', 0)
+    .where('not_found_at', 'is', null)
+    .where('stale_at', 'is', null)
+    .where((eb) => eb(eb.fn.coalesce('started_at', 'initiated_at', 'first_synced_at'), '<', before))
+    .executeTakeFirst();
+  return Number(r.numUpdatedRows);
+}
+
+/**
+ * Final calls whose details can still change, ended (or, without an end, started) since `since`:
+ * recordings promised but absent, joined participants with no minutes, final without an end.
+ * The list entry may not change when the details do, so these are fetched again until they settle.
+ */
+export async function listUnsettledCalls(db: Db, appId: string, region: string, since: number): Promise<string[]> {
+  const rows = await db
+    .selectFrom('calls')
+    .select('session_id')
+    .where('app_id', '=', appId)
+    .where('region', '=', region)
+    .where('is_final', '=', 1)
+    .where('not_found_at', 'is', null)
+    .where((eb) => eb(eb.fn.coalesce('ended_at', 'started_at', 'initiated_at', 'first_synced_at'), '>=', since))
+    .where((eb) =>
+      eb.or([
+        eb.and([eb('has_recording', '=', 1), eb('recording_rows', '=', 0)]),
+        eb.and([eb('joined_devices', '>', 0), eb('participant_total_minutes', '=', 0)]),
+        eb('ended_at', 'is', null),
+      ]),
+    )
     .execute();
   return rows.map((r) => r.session_id);
 }
@@ -185,21 +238,30 @@ export async function upsertCalls(trx: Db, batch: readonly CallRows[]): Promise<
     const delRecordings = compiledOnce(trx, `delete-recordings:${n}`, n + 1, () =>
       trx.deleteFrom('call_recordings').where('app_id', '=', '').where('session_id', 'in', placeholders).compile(),
     );
+    const delTranscriptions = compiledOnce(trx, `delete-transcriptions:${n}`, n + 1, () =>
+      trx.deleteFrom('call_transcriptions').where('app_id', '=', '').where('session_id', 'in', placeholders).compile(),
+    );
     await run(trx, delParticipants, ids);
     await run(trx, delRecordings, ids);
+    await run(trx, delTranscriptions, ids);
   }
 
   const participants: NewParticipantRow[] = [];
   const recordings: NewRecordingRow[] = [];
+  const transcriptions: NewTranscriptionRow[] = [];
   for (const c of calls) {
     for (const p of c.participants) participants.push(p);
     for (const r of c.recordings) recordings.push(r);
+    for (const t of c.transcriptions) transcriptions.push(t);
   }
   await insertRows(trx, 'insert-participants', participants, PARTICIPANT_COLUMNS, MAX_CHILD_ROWS, (n) =>
     trx.insertInto('call_participants').values(new Array<NewParticipantRow>(n).fill(placeholderRow(PARTICIPANT_COLUMNS) as unknown as NewParticipantRow)).compile(),
   );
   await insertRows(trx, 'insert-recordings', recordings, RECORDING_COLUMNS, MAX_CHILD_ROWS, (n) =>
     trx.insertInto('call_recordings').values(new Array<NewRecordingRow>(n).fill(placeholderRow(RECORDING_COLUMNS) as unknown as NewRecordingRow)).compile(),
+  );
+  await insertRows(trx, 'insert-transcriptions', transcriptions, TRANSCRIPTION_COLUMNS, MAX_CHILD_ROWS, (n) =>
+    trx.insertInto('call_transcriptions').values(new Array<NewTranscriptionRow>(n).fill(placeholderRow(TRANSCRIPTION_COLUMNS) as unknown as NewTranscriptionRow)).compile(),
   );
 }
 

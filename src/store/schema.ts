@@ -8,12 +8,14 @@ export interface CallsTable {
   app_id: string;
   region: string;
   session_id: string;
-  type: string;
+  /** NULL when the service sent none (the call is kept and flagged, issue 12). */
+  type: string | null;
   mode: string | null;
   receiver_type: string | null;
   receiver: string | null;
   initiator: string | null;
-  status: string;
+  /** NULL when the service sent none. */
+  status: string | null;
   /** 1 when the status can no longer change (ended, unanswered, rejected, canceled, …). */
   is_final: number;
   total_audio_minutes: number | null;
@@ -45,6 +47,43 @@ export interface CallsTable {
   /** Participant rows whose joinedAt/leftAt fall outside [started_at, ended_at]. */
   participant_outside_rows: number;
   recording_minutes: number;
+  // Migration 20261123T010000_call_details (issue 12).
+  /** Why Get Call could not supply the details (the call is stored from its list entry and retried); NULL otherwise. */
+  detail_error: string | null;
+  has_transcription: number;
+  /** `metaData` and `tags` as received (JSON text); NULL when absent. */
+  metadata_json: string | null;
+  tags_json: string | null;
+  /** Set when a live call stayed initiated/ongoing longer than liveMaxDays: it is no longer fetched every run. */
+  stale_at: number | null;
+  participant_missing_uid_rows: number;
+  participant_negative_rows: number;
+  participant_max_minutes: number | null;
+  recording_rows: number;
+}
+
+export interface CallTranscriptionsTable {
+  app_id: string;
+  session_id: string;
+  tid: string;
+  mid: string | null;
+  room_name: string | null;
+  start_time: number | null;
+  end_time: number | null;
+  transcript_date: number | null;
+  transcript_url: string | null;
+}
+
+/** Calls whose details must be fetched again on later runs, whatever their age (issue 12). */
+export interface DetailRetriesTable {
+  app_id: string;
+  region: string;
+  session_id: string;
+  /** Why: 'unusable_detail' (Get Call answered something unusable), 'get_failed', 'live_not_found'. */
+  reason: string;
+  attempts: number;
+  first_at: number;
+  last_at: number;
 }
 
 export interface CallParticipantsTable {
@@ -206,6 +245,8 @@ export interface Database {
   call_recordings: CallRecordingsTable;
   rejected_records: RejectedRecordsTable;
   sync_runs: SyncRunsTable;
+  call_transcriptions: CallTranscriptionsTable;
+  detail_retries: DetailRetriesTable;
   sync_state: SyncStateTable;
   callsync_settings: CallsyncSettingsTable;
   group_members: GroupMembersTable;
@@ -219,5 +260,6 @@ export type CallRow = Selectable<CallsTable>;
 export type NewCallRow = Insertable<CallsTable>;
 export type NewParticipantRow = Insertable<CallParticipantsTable>;
 export type NewRecordingRow = Insertable<CallRecordingsTable>;
+export type NewTranscriptionRow = Insertable<CallTranscriptionsTable>;
 export type NewRejectedRow = Insertable<RejectedRecordsTable>;
 export type NewGroupMemberRow = Insertable<GroupMembersTable>;

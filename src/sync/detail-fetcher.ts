@@ -1,5 +1,5 @@
 import type pLimit from 'p-limit';
-import type { CallsApi } from '../source/calls-api.js';
+import type { CallsApi, GetCallResult } from '../source/calls-api.js';
 import { ApiError } from '../source/errors.js';
 import type { NewRejectedRow } from '../store/schema.js';
 import { apiCallToRows, fingerprint, parseCall, type CallRows } from '../transform/call-rows.js';
@@ -10,6 +10,7 @@ import type { Pending } from './page-planner.js';
 export interface DetailCounters {
   detailFetches: number;
   notFound: number;
+  /** Calls whose details Get Call could not supply in this run: stored from the list where listed, on the retry list. */
   failedCalls: number;
 }
 
@@ -25,14 +26,24 @@ export interface DetailFetcherDeps {
   signal?: AbortSignal | undefined;
 }
 
+/** Get Call answers not-found this many runs in a row before a live call is taken as gone. */
+export const LIVE_NOT_FOUND_RUNS = 3;
+
 /**
  * Fetches the details of pending calls (Get Call, concurrently under the app's limit) and turns
- * every answer into writes: the call's rows, a not-found mark (keeping what the list said), or a
- * rejected record. An auth or account error is remembered as `fatal` (the app stops); a transient
- * failure leaves the call unwritten and counted, so the run is partial and the next run fetches it.
+ * every answer into writes. Whatever Get Call answers, a listed call is never dropped:
+ * - the call: its rows (and it leaves the retry list);
+ * - not found: the listed data with not_found_at; a live call only after LIVE_NOT_FOUND_RUNS runs
+ *   in a row (a live call can be briefly unknown), until then it stays on the retry list;
+ * - anything unusable (empty, null, another call, HTML, an error that retries did not cure, a
+ *   redirect): the listed data with `detail_error`, and the call goes on the retry list, fetched
+ *   again by later runs whatever its age.
+ * An auth or account error is remembered as `fatal` (the app stops).
  */
 export class DetailFetcher {
   #fatal: string | undefined;
+  /** Calls Get Call was asked for in this run: the retry and settle passes skip them. */
+  readonly fetched = new Set<string>();
 
   constructor(private readonly d: DetailFetcherDeps) {}
 
@@ -53,45 +64,67 @@ export class DetailFetcher {
    */
   async complete(listRows: CallRows[], pending: readonly Pending[], rejects: NewRejectedRow[], onLive: (id: string) => void): Promise<PageWrite> {
     const { d } = this;
-    const rows = listRows;
-    const notFoundIds: string[] = [];
+    const w: PageWrite = { rows: listRows, rejects, notFoundIds: [], retries: [], cleared: [] };
     d.counters.detailFetches += pending.length;
-    await Promise.all(
-      pending.map((p) =>
-        d.limit(async () => {
-          if (this.#fatal || d.signal?.aborted) return;
-          try {
-            const got = await d.api.getCall(p.call.sessionId);
-            const now = d.nowSeconds();
-            if (!got.found) {
-              d.counters.notFound++;
-              // Keep what the listing said, flagged: the service no longer has this session.
-              if (p.json !== undefined) rows.push(apiCallToRows(p.call, undefined, { appId: d.appId, region: d.region, now, source: 'list', listFingerprint: p.listFingerprint, notFoundAt: now, rawJson: p.json }));
-              else notFoundIds.push(p.call.sessionId);
-              return;
-            }
-            const json = JSON.stringify(got.raw) ?? 'undefined';
-            // A Get body equal to the list entry parses to the same call: it is not validated twice.
-            const parsed = json === p.json ? ({ ok: true, call: p.call } as const) : parseCall(got.raw, p.call.sessionId);
-            if (!parsed.ok) {
-              rejects.push(this.rejected('get_call', parsed.key, parsed.reason, got.raw));
-              return;
-            }
-            const row = apiCallToRows(parsed.call, got.raw, { appId: d.appId, region: d.region, now, source: 'detail', listFingerprint: p.listFingerprint, rawJson: json });
-            if (p.json !== undefined && row.call.is_final === 0) onLive(p.call.sessionId);
-            rows.push(row);
-          } catch (err) {
-            if (err instanceof ApiError && (err.kind === 'auth' || err.kind === 'account')) {
-              this.#fatal ??= err.message;
-              return;
-            }
-            if (err instanceof ApiError && err.kind === 'aborted') return; // not written: the next run fetches it
-            d.counters.failedCalls++;
-            d.log.warn({ sessionId: p.call.sessionId, err: (err as Error).message }, 'Get Call failed; the call is retried on the next run');
-          }
-        }),
-      ),
-    );
-    return { rows, rejects, notFoundIds };
+    await Promise.all(pending.map((p) => d.limit(() => this.#one(p, w, onLive))));
+    return w;
+  }
+
+  async #one(p: Pending, w: PageWrite, onLive: (id: string) => void): Promise<void> {
+    const { d } = this;
+    if (this.#fatal || d.signal?.aborted) return;
+    const id = p.call.sessionId;
+    this.fetched.add(id);
+    const unusable = (reason: string, kind: 'unusable_detail' | 'get_failed'): void => {
+      d.counters.failedCalls++;
+      w.retries.push({ sessionId: id, reason: kind });
+      if (p.json !== undefined) {
+        w.rows.push(apiCallToRows(p.call, undefined, { appId: d.appId, region: d.region, now: d.nowSeconds(), source: 'list', listFingerprint: p.listFingerprint, rawJson: p.json, detailError: reason.slice(0, 500) }));
+      }
+      d.log.warn({ sessionId: id, reason }, 'Get Call gave no usable details; the call is kept as listed and fetched again on later runs');
+    };
+    let got: GetCallResult;
+    try {
+      got = await d.api.getCall(id);
+    } catch (err) {
+      if (err instanceof ApiError && (err.kind === 'auth' || err.kind === 'account')) {
+        this.#fatal ??= err.message;
+        return;
+      }
+      if (err instanceof ApiError && err.kind === 'aborted') return; // not written: the next run fetches it
+      unusable((err as Error).message, 'get_failed');
+      return;
+    }
+    const now = d.nowSeconds();
+    if (!got.found) {
+      if (p.live && (p.retryAttempts ?? 0) + 1 < LIVE_NOT_FOUND_RUNS) {
+        // A live call briefly unknown to Get Call: asked again on the next runs before it is taken as gone.
+        w.retries.push({ sessionId: id, reason: 'live_not_found' });
+        if (p.json !== undefined) w.rows.push(apiCallToRows(p.call, undefined, { appId: d.appId, region: d.region, now, source: 'list', listFingerprint: p.listFingerprint, rawJson: p.json }));
+        return;
+      }
+      d.counters.notFound++;
+      w.cleared.push(id);
+      // Keep what the listing said, flagged: the service no longer has this session.
+      if (p.json !== undefined) w.rows.push(apiCallToRows(p.call, undefined, { appId: d.appId, region: d.region, now, source: 'list', listFingerprint: p.listFingerprint, notFoundAt: now, rawJson: p.json }));
+      else w.notFoundIds.push(id);
+      return;
+    }
+    if ('unusable' in got) {
+      unusable(got.unusable, 'unusable_detail');
+      return;
+    }
+    const json = JSON.stringify(got.raw) ?? 'undefined';
+    // A Get body equal to the list entry parses to the same call: it is not validated twice.
+    const parsed = json === p.json ? ({ ok: true, call: p.call } as const) : parseCall(got.raw, id);
+    if (!parsed.ok) {
+      w.rejects.push(this.rejected('get_call', parsed.key, parsed.reason, got.raw));
+      unusable(`Get Call answered a record that does not parse: ${parsed.reason}`, 'unusable_detail');
+      return;
+    }
+    const row = apiCallToRows(parsed.call, got.raw, { appId: d.appId, region: d.region, now, source: 'detail', listFingerprint: p.listFingerprint, rawJson: json });
+    if (p.json !== undefined && row.call.is_final === 0) onLive(id);
+    w.rows.push(row);
+    w.cleared.push(id);
   }
 }

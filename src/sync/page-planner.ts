@@ -1,7 +1,7 @@
 import type { ApiCall } from '../source/schemas.js';
 import type { StoredCallState } from '../store/calls-repo.js';
 import { apiCallToRows, callTime, fingerprintJson, listEntryIsComplete, parseCall, receiverOf, type CallRows } from '../transform/call-rows.js';
-import { isFinalStatus } from '../transform/call-status.js';
+import { isFinalCall } from '../transform/call-status.js';
 import type { RecentCalls } from './recent-calls.js';
 
 /** A list entry that parsed, with the one serialisation that serves its fingerprint and raw_json. */
@@ -26,6 +26,10 @@ export interface Pending {
   /** The list entry as JSON.stringify gave it (a third of the parsed object's size); undefined when not listed. */
   json: string | undefined;
   listFingerprint: string | null;
+  /** The call is (or was stored) live: a not-found answer is believed only after a few runs. */
+  live?: boolean;
+  /** Earlier runs' attempts, when the call is on the retry list. */
+  retryAttempts?: number;
 }
 
 /** Parses one List Calls page: each entry alone, so one bad record is rejected and the rest go on. */
@@ -58,6 +62,8 @@ export interface PlanContext {
   recent: RecentCalls;
   /** Calls stored live before this run. */
   liveBefore: ReadonlySet<string>;
+  /** `sync --refetch`: every entry in the window gets Get Call, changed or not. */
+  refetch?: boolean;
 }
 
 export interface PagePlan {
@@ -95,15 +101,20 @@ export function planPage(valid: readonly ListedEntry[], ctx: PlanContext): PageP
     if (before === v.fp) continue; // already handled in this run, unchanged
     if (before === undefined) plan.newlySeen++;
     ctx.recent.set(id, v.fp);
-    if (ctx.liveBefore.has(id) || !isFinalStatus(v.call.status)) plan.live.push(id);
+    const live = ctx.liveBefore.has(id) || !isFinalCall(v.call);
+    if (live) plan.live.push(id);
     const guid = v.call.receiverType === 'group' ? receiverOf(v.call) : null;
     if (guid) plan.groups.push(guid);
     const st = ctx.stored.get(id);
-    if (st && st.listFingerprint === v.fp) continue; // unchanged since the last sync
-    if (ctx.detailFetch === 'auto' && listEntryIsComplete(v.call)) {
+    if (!ctx.refetch && st && st.listFingerprint === v.fp) continue; // unchanged since the last sync
+    // Listed twice in this run with different entries (a call listed once per participant, each
+    // with some of them; or a call that changed while paging): never last-one-wins, Get Call
+    // answers the whole call.
+    const relisted = before !== undefined;
+    if (!ctx.refetch && !relisted && ctx.detailFetch === 'auto' && listEntryIsComplete(v.call)) {
       plan.listRows.push(apiCallToRows(v.call, v.raw, { appId: ctx.appId, region: ctx.region, now: ctx.now, source: 'list', listFingerprint: v.fp, rawJson: v.json }));
     } else {
-      plan.pending.push({ call: v.call, json: v.json, listFingerprint: v.fp });
+      plan.pending.push({ call: v.call, json: v.json, listFingerprint: v.fp, live });
     }
   }
   return plan;

@@ -1,4 +1,5 @@
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
+import type { RetryReason } from '../store/retries-repo.js';
 import type { NewRejectedRow } from '../store/schema.js';
 import type { CallRows } from '../transform/call-rows.js';
 
@@ -7,6 +8,9 @@ export interface PageWrite {
   rows: CallRows[];
   rejects: NewRejectedRow[];
   notFoundIds: string[];
+  /** Calls whose details must be fetched again on later runs (the retry list), and calls leaving it. */
+  retries: { sessionId: string; reason: RetryReason }[];
+  cleared: string[];
 }
 
 /**
@@ -20,7 +24,7 @@ export const MAX_CALLS_PER_TRANSACTION = 5_000;
 const MAX_WRITE_DELAY_MS = 250;
 
 function weight(w: PageWrite): number {
-  return w.rows.length + w.rejects.length + w.notFoundIds.length;
+  return w.rows.length + w.rejects.length + w.notFoundIds.length + w.retries.length + w.cleared.length;
 }
 
 /**

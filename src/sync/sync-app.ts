@@ -12,11 +12,13 @@ import { CallListing, type ListingOutcome } from '../source/paginate-calls.js';
 import { RequestPacer } from '../source/request-pacer.js';
 import type { ApiCall } from '../source/schemas.js';
 import { hasStoredCalls, upsertCalls, loadCallStates, listLiveCalls, markNotFound, type StoredCallState } from '../store/calls-repo.js';
+import { clearRetries, recordRetries } from '../store/retries-repo.js';
 import { getSyncState, insertRejected, saveSyncState, startRun, updateRun } from '../store/runs-repo.js';
 import type { Database } from '../store/schema.js';
 import type { Logger } from '../log/logger.js';
 import { unixSeconds, type RuntimeClock } from './clock.js';
 import { DetailFetcher } from './detail-fetcher.js';
+import { followUpFetches } from './follow-ups.js';
 import { proveIncrementalWindow } from './incremental-proof.js';
 import { parseListPage, planPage, type Pending } from './page-planner.js';
 import { MAX_CALLS_PER_TRANSACTION, PageWriter } from './page-writer.js';
@@ -41,7 +43,6 @@ export interface SyncDeps {
  */
 const MAX_CALLS_IN_FLIGHT = 1_000;
 const MIN_PAGES_IN_FLIGHT = 2;
-const LIVE_REFETCH_BATCH = 100;
 /**
  * Listed calls remembered with their fingerprint (see RecentCalls): larger than what can be listed
  * but not yet written (MAX_CALLS_IN_FLIGHT + MAX_CALLS_PER_TRANSACTION + a page).
@@ -95,7 +96,7 @@ export async function syncApp(deps: SyncDeps, settings: Settings, app: AppSettin
     let listedTotal: number | undefined;
     const recent = new RecentCalls(RECENT_CALLS);
     /** Calls stored live before this run: the listing may show them; those it does not are fetched after it. */
-    const liveBefore = backfill ? new Set<string>() : new Set(await listLiveCalls(db, app.appId));
+    const liveBefore = backfill ? new Set<string>() : new Set(await listLiveCalls(db, app.appId, app.region));
     // Into an app with no stored call (a first sync), every listed call is new: no per-page lookup.
     const anyStored = await hasStoredCalls(db, app.appId);
     const nothingStored = new Map<string, StoredCallState>();
@@ -116,6 +117,9 @@ export async function syncApp(deps: SyncDeps, settings: Settings, app: AppSettin
             await upsertCalls(trx, w.rows);
             if (w.notFoundIds.length) await markNotFound(trx, app.appId, w.notFoundIds, now);
             if (w.rejects.length) rejected += await insertRejected(trx, w.rejects);
+            // The retry list changes with the rows it is about: a crash cannot lose a call from it.
+            if (w.cleared.length) await clearRetries(trx, app.appId, w.cleared);
+            if (w.retries.length) await recordRetries(trx, app.appId, app.region, w.retries, now);
           }
         });
       } finally {
@@ -131,7 +135,7 @@ export async function syncApp(deps: SyncDeps, settings: Settings, app: AppSettin
     });
     const fetchAndWrite = async (pending: Pending[]): Promise<void> => {
       const w = await fetcher.complete([], pending, [], (id) => listedLive.add(id));
-      if (w.rows.length || w.notFoundIds.length || w.rejects.length) writer.add(w);
+      if (w.rows.length || w.notFoundIds.length || w.rejects.length || w.retries.length || w.cleared.length) writer.add(w);
     };
 
     /** Reads one listing to its end (or the window's), writing as it goes; every page is written before it returns. */
@@ -150,7 +154,7 @@ export async function syncApp(deps: SyncDeps, settings: Settings, app: AppSettin
           const window = backfill ? { since: opts.since, until: opts.until } : undefined;
           const ids = parsed.valid.map((v) => v.call.sessionId);
           const stored = anyStored ? await loadCallStates(db, app.appId, ids) : nothingStored;
-          const plan = planPage(parsed.valid, { appId: app.appId, region: app.region, now: unixSeconds(clock), detailFetch: settings.detailFetch, window, stored, recent, liveBefore });
+          const plan = planPage(parsed.valid, { appId: app.appId, region: app.region, now: unixSeconds(clock), detailFetch: settings.detailFetch, window, stored, recent, liveBefore, refetch: opts.refetch === true });
           r.callsSeen += plan.newlySeen;
           r.callsFromList += plan.listRows.length;
           for (const id of plan.live) listedLive.add(id);
@@ -158,7 +162,7 @@ export async function syncApp(deps: SyncDeps, settings: Settings, app: AppSettin
           if (listedInWindow) for (const id of ids) listedInWindow.add(id);
           const calls = plan.listRows.length + plan.pending.length;
           const done = fetcher.complete(plan.listRows, plan.pending, rejects, (id) => listedLive.add(id)).then((w) => {
-            if (w.rows.length || w.rejects.length || w.notFoundIds.length) writer.add(w);
+            if (w.rows.length || w.rejects.length || w.notFoundIds.length || w.retries.length || w.cleared.length) writer.add(w);
             else progress();
           });
           inFlight.push({ calls, done });
@@ -206,12 +210,12 @@ export async function syncApp(deps: SyncDeps, settings: Settings, app: AppSettin
     }
     if (opts.signal?.aborted) throw stopped();
 
-    // Live calls the listing no longer shows (older than the window): ask for each until it is final.
+    // Live calls the listing did not show, the retry list, and calls that look unsettled.
     if (!fetcher.fatal && !backfill) {
-      const live = (await listLiveCalls(db, app.appId)).filter((id) => !listedLive.has(id));
-      for (let i = 0; i < live.length && !fetcher.fatal; i += LIVE_REFETCH_BATCH) {
-        await fetchAndWrite(live.slice(i, i + LIVE_REFETCH_BATCH).map((sessionId): Pending => ({ call: { sessionId } as ApiCall, json: undefined, listFingerprint: null })));
-      }
+      await followUpFetches({
+        db, appId: app.appId, region: app.region, now: unixSeconds(clock), liveMaxDays: settings.liveMaxDays, settleDays: settings.settleDays,
+        listedLive, fetched: fetcher.fetched, fetchAndWrite, stopped: () => fetcher.fatal !== undefined || opts.signal?.aborted === true,
+      });
       await writer.flush();
       writer.throwIfFailed();
     }
@@ -230,13 +234,14 @@ export async function syncApp(deps: SyncDeps, settings: Settings, app: AppSettin
     }
     const problems: string[] = [];
     if (listingProblem) problems.push(`${listingProblem}; the watermark was not moved, the next run lists again (run \`callsync verify\` to see what differs)`);
-    if (r.failedCalls > 0) problems.push(`${r.failedCalls} call(s) could not be fetched; they are retried on the next run (the watermark was not moved)`);
+    if (r.failedCalls > 0) problems.push(`${r.failedCalls} call(s) lack details: Get Call gave nothing usable, so they are stored as listed (calls.detail_error says why) and on the retry list, fetched again by later runs`);
     if (groups.failed.length > 0) problems.push(`members of ${groups.failed.length} group(s) could not be synced completely (${groups.failed[0]}${groups.failed.length > 1 ? ', …' : ''}); their stored members were kept, retried on the next run`);
     if (problems.length) {
       r.status = 'partial';
       r.error = `app ${app.appId} (${app.region}): ${problems.join('; ')}`;
     }
-    if (r.failedCalls === 0 && !listingProblem && !backfill) {
+    // Calls lacking details do not hold the watermark back: the retry list remembers them.
+    if (!listingProblem && !backfill) {
       const now = unixSeconds(clock);
       await saveSyncState(db, {
         app_id: app.appId, region: app.region, watermark_started_at: watermark.value, last_success_at: now,

@@ -9,6 +9,8 @@ export interface SyncOptions {
   readonly until?: number;
   /** Stops the sync between pages (SIGTERM): pages already fetched are written, the run is 'interrupted'. */
   readonly signal?: AbortSignal;
+  /** Get Call for every listed call in the window, changed or not (`sync --refetch`, a repair tool). */
+  readonly refetch?: boolean;
   /** Called after each page is written (progress displays). */
   readonly onProgress?: (p: AppProgress) => void;
 }

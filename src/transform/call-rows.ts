@@ -1,7 +1,7 @@
 import { hash } from 'node:crypto';
 import { describeZodError, ApiCallSchema, type ApiCall, type ApiParticipant, type ApiRecording } from '../source/schemas.js';
-import type { NewCallRow, NewParticipantRow, NewRecordingRow } from '../store/schema.js';
-import { isFinalStatus } from './call-status.js';
+import type { NewCallRow, NewParticipantRow, NewRecordingRow, NewTranscriptionRow } from '../store/schema.js';
+import { isFinalCall } from './call-status.js';
 import { parseTimer } from './duration.js';
 
 export interface CallRowContext {
@@ -14,12 +14,15 @@ export interface CallRowContext {
   notFoundAt?: number | null;
   /** `JSON.stringify(raw)` when the caller already has it (it hashed the same payload): not serialised twice. */
   rawJson?: string;
+  /** Why Get Call could not supply the details (the call is stored from its list entry). */
+  detailError?: string | null;
 }
 
 export interface CallRows {
   call: NewCallRow;
   participants: NewParticipantRow[];
   recordings: NewRecordingRow[];
+  transcriptions: NewTranscriptionRow[];
 }
 
 export type ParsedCall = { ok: true; call: ApiCall } | { ok: false; key: string; reason: string };
@@ -115,16 +118,34 @@ function recordingRows(call: ApiCall, appId: string): NewRecordingRow[] {
   return [...byRid.values()];
 }
 
+function transcriptionRows(call: ApiCall, appId: string): NewTranscriptionRow[] {
+  const byTid = new Map<string, NewTranscriptionRow>();
+  (call.transcriptions ?? []).forEach((t, i) => {
+    const tid = t.tid != null && String(t.tid) !== '' ? String(t.tid) : `${call.sessionId}:${i}`;
+    byTid.set(tid, {
+      app_id: appId, session_id: call.sessionId, tid, mid: t.mid ?? null, room_name: t.roomName ?? null,
+      start_time: t.startTime ?? null, end_time: t.endTime ?? null, transcript_date: t.transcriptDate ?? null, transcript_url: t.transcriptUrl ?? null,
+    });
+  });
+  return [...byTid.values()];
+}
+
+/** Free-form JSON the service sends (metaData, tags), kept as text; NULL when absent. */
+function jsonText(v: unknown): string | null {
+  return v === undefined || v === null ? null : (JSON.stringify(v) ?? null);
+}
+
 /** Converts a validated API call into its rows. Pure: no I/O, no clock. */
 export function apiCallToRows(call: ApiCall, raw: unknown, ctx: CallRowContext): CallRows {
   const timer = typeof call.totalDuration === 'string' ? call.totalDuration : call.totalDuration != null ? String(call.totalDuration) : null;
   const recordings = recordingRows(call, ctx.appId);
+  const transcriptions = transcriptionRows(call, ctx.appId);
   const participants = (call.participants ?? []).map(
     (p, seq): NewParticipantRow => ({
       app_id: ctx.appId,
       session_id: call.sessionId,
       seq,
-      uid: p.uid,
+      uid: p.uid ?? '',
       device_id: deviceIdOf(p),
       total_audio_minutes: p.totalAudioMinutes ?? null,
       total_video_minutes: p.totalVideoMinutes ?? null,
@@ -148,17 +169,21 @@ export function apiCallToRows(call: ApiCall, raw: unknown, ctx: CallRowContext):
       participant_video_minutes: agg.participant_video_minutes,
       participant_total_minutes: agg.participant_total_minutes,
       participant_outside_rows: agg.participant_outside_rows,
+      participant_missing_uid_rows: agg.participant_missing_uid_rows,
+      participant_negative_rows: agg.participant_negative_rows,
+      participant_max_minutes: agg.participant_max_minutes,
       recording_minutes: recordings.reduce((sum, r) => sum + (r.duration_minutes ?? 0), 0),
+      recording_rows: recordings.length,
       app_id: ctx.appId,
       region: ctx.region,
       session_id: call.sessionId,
-      type: call.type,
+      type: call.type ?? null,
       mode: call.mode ?? null,
       receiver_type: call.receiverType ?? null,
       receiver: receiverOf(call),
       initiator: refId(call.initiator) ?? refId(call.entities?.initiator?.entity),
-      status: call.status,
-      is_final: isFinalStatus(call.status) ? 1 : 0,
+      status: call.status != null && call.status.trim() !== '' ? call.status : null,
+      is_final: isFinalCall(call) ? 1 : 0,
       total_audio_minutes: call.totalAudioMinutes ?? null,
       total_video_minutes: call.totalVideoMinutes ?? null,
       total_duration_minutes: call.totalDurationInMinutes ?? null,
@@ -175,9 +200,15 @@ export function apiCallToRows(call: ApiCall, raw: unknown, ctx: CallRowContext):
       not_found_at: ctx.notFoundAt ?? null,
       first_synced_at: ctx.now,
       synced_at: ctx.now,
+      detail_error: ctx.detailError ?? null,
+      has_transcription: (call.hasTranscription ?? transcriptions.length > 0) ? 1 : 0,
+      metadata_json: jsonText(call.metaData),
+      tags_json: jsonText(call.tags),
+      stale_at: null,
     },
     participants,
     recordings,
+    transcriptions,
   };
 }
 
@@ -186,7 +217,14 @@ export function participantAggregates(
   rows: readonly NewParticipantRow[],
   startedAt: number | null,
   endedAt: number | null,
-): Pick<NewCallRow, 'participant_rows' | 'joined_devices' | 'joined_users' | 'participant_audio_minutes' | 'participant_video_minutes' | 'participant_total_minutes' | 'participant_outside_rows'> {
+): Pick<
+  NewCallRow,
+  | 'participant_rows' | 'joined_devices' | 'joined_users' | 'participant_audio_minutes' | 'participant_video_minutes' | 'participant_total_minutes'
+  | 'participant_outside_rows' | 'participant_missing_uid_rows' | 'participant_negative_rows' | 'participant_max_minutes'
+> {
+  let missingUid = 0;
+  let negative = 0;
+  let max: number | null = null;
   let audio = 0;
   let video = 0;
   let total = 0;
@@ -197,6 +235,9 @@ export function participantAggregates(
     audio += p.total_audio_minutes ?? 0;
     video += p.total_video_minutes ?? 0;
     total += p.total_duration_minutes ?? 0;
+    if (p.uid === '') missingUid++;
+    if ((p.total_audio_minutes ?? 0) < 0 || (p.total_video_minutes ?? 0) < 0 || (p.total_duration_minutes ?? 0) < 0) negative++;
+    if (p.total_duration_minutes != null && (max === null || p.total_duration_minutes > max)) max = p.total_duration_minutes;
     if (p.is_joined === 1) {
       joined++;
       users.add(p.uid);
@@ -215,25 +256,34 @@ export function participantAggregates(
     participant_video_minutes: video,
     participant_total_minutes: total,
     participant_outside_rows: outside,
+    participant_missing_uid_rows: missingUid,
+    participant_negative_rows: negative,
+    participant_max_minutes: max,
   };
 }
 
 /**
- * Whether a List Calls entry is the whole call (detailFetch "auto"): final, with its participants
- * present and at least as many as `totalParticipants` says, and its recordings present when
- * `hasRecording` says there are some.
+ * Whether a List Calls entry is the whole call (detailFetch "auto"), so Get Call can be skipped.
+ * A list entry "can include" participants (api-facts.md): only an entry that visibly carries
+ * everything is trusted, since a summary list that leaves minutes out must cost requests, not
+ * minutes. Complete means: final; the call-level totals present; participants present, at least
+ * as many as `totalParticipants`, each with its audio and video minutes and its total (either
+ * spelling); recordings present when `hasRecording`, transcriptions when `hasTranscription`.
  *
- * Fewer entries than `totalParticipants` may be a list that left some out, so Get Call is asked.
- * More entries cannot be: a list that cut entries would not add any, and Get Call answers the same
- * participants (the count is then simply inconsistent, which reconciliation reports). Fetching
- * those cost a request for ~1.3 % of calls for nothing: at 500 requests/min that was a quarter of a
- * first sync's time.
+ * More participant entries than `totalParticipants` cannot be a list that left some out (Get Call
+ * answers the same participants; reconciliation reports the count), so that alone costs nothing.
  */
 export function listEntryIsComplete(call: ApiCall): boolean {
-  if (!isFinalStatus(call.status)) return false;
+  if (!isFinalCall(call) || call.status == null) return false;
+  if (call.totalAudioMinutes == null || call.totalVideoMinutes == null || (call.totalDurationInMinutes == null && call.totalDuration == null)) return false;
   if (!Array.isArray(call.participants)) return false;
   if (call.totalParticipants == null || call.participants.length < call.totalParticipants) return false;
+  for (const p of call.participants) {
+    if (p.totalAudioMinutes === undefined || p.totalVideoMinutes === undefined) return false;
+    if (p.totalDuration === undefined && p.totalDurationInMinutes === undefined) return false;
+  }
   if (call.hasRecording && !(call.recordings?.length || call.recordingUrl)) return false;
+  if (call.hasTranscription && !call.transcriptions?.length) return false;
   return true;
 }
 

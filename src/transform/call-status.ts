@@ -9,3 +9,12 @@ const LIVE_STATUSES: ReadonlySet<string> = new Set(['initiated', 'ongoing', 'rin
 export function isFinalStatus(status: string): boolean {
   return !LIVE_STATUSES.has(status.trim().toLowerCase());
 }
+
+/**
+ * Whether a call is final: by its status, or, when the service sent none, by whether it has ended
+ * (a call without status or end time is treated as live: fetched again, until liveMaxDays).
+ */
+export function isFinalCall(call: { status?: string | null | undefined; endedAt?: number | null | undefined }): boolean {
+  if (call.status != null && call.status.trim() !== '') return isFinalStatus(call.status);
+  return call.endedAt != null;
+}

@@ -11,7 +11,7 @@ export const MINUTES_EPSILON = 1e-6;
 export interface StoredCall {
   session_id: string;
   list_fingerprint: string | null;
-  status: string;
+  status: string | null;
   initiated_at: number | null;
   started_at: number | null;
   ended_at: number | null;

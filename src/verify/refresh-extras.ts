@@ -49,6 +49,10 @@ export async function refreshExtras(deps: VerifyDeps, app: AppSettings, api: Cal
             notFound.push(id);
             return;
           }
+          if ('unusable' in got) {
+            out.failed.push(id);
+            return;
+          }
           const parsed = parseCall(got.raw, id);
           if (!parsed.ok) {
             const payload = (JSON.stringify(got.raw) ?? 'undefined').slice(0, 1_000_000);

@@ -85,7 +85,7 @@ describe.each(dialects)('callsync verify [%s]', (dialect) => {
     // Two final calls of one UTC day from the middle of the history (for the window check below).
     const byDay = new Map<number, TruthCall[]>();
     for (const c of truth.calls.values()) {
-      if (!isFinalStatus(c.status) || c.status === 'busy' || timeOf(c) === null || truth.notFound.has(c.sessionId)) continue;
+      if (c.status === null || !isFinalStatus(c.status) || c.status === 'busy' || timeOf(c) === null || truth.notFound.has(c.sessionId)) continue;
       const d = Math.floor(timeOf(c)! / DAY);
       (byDay.get(d) ?? byDay.set(d, []).get(d)!).push(c);
     }

@@ -185,7 +185,7 @@ describe('hostile input: each record stored faithfully or rejected with a reason
 });
 
 describe('a Get Call that answers with another call', () => {
-  it('is not stored under either id: the call is retried next run and the run says partial', async () => {
+  it('is never stored under the other id: the call is kept as listed, on the retry list, and the run says partial', async () => {
     const tmp = tempDir('callsync-wrong-call-');
     const a = call('call-a', { participants: undefined });
     const b = call('call-b');
@@ -200,13 +200,21 @@ describe('a Get Call that answers with another call', () => {
       const r = (await syncWith(settingsAt(viaProxy(server.url, APP), db, { detailFetch: 'auto' }))).results[0]!;
       expect(r.status).toBe('partial');
       expect(r.failedCalls).toBe(1);
+      expect(r.error).toMatch(/1 call\(s\) lack details/);
       await withStore(db, async (s) => {
-        const calls = await s.db.selectFrom('calls').select(['session_id', 'participant_rows']).orderBy('session_id').execute();
-        // call-b from its complete list entry; call-a not overwritten with call-b's data, not lost:
-        // the watermark stays, so the next run fetches it again.
-        expect(calls).toEqual([{ session_id: 'call-b', participant_rows: 2 }]);
-        expect(await s.db.selectFrom('sync_state').selectAll().execute()).toEqual([]);
+        const calls = await s.db.selectFrom('calls').select(['session_id', 'participant_rows', 'details_source', 'detail_error']).orderBy('session_id').execute();
+        // call-a kept from its list entry (never overwritten with call-b's data, never lost), flagged.
+        expect(calls.map((c) => [c.session_id, c.participant_rows])).toEqual([['call-a', 0], ['call-b', 2]]);
+        expect(calls[0]!.details_source).toBe('list');
+        expect(calls[0]!.detail_error).toMatch(/another call/);
+        expect(calls[1]!.detail_error).toBeNull();
+        const retries = await s.db.selectFrom('detail_retries').select(['session_id', 'reason', 'attempts']).execute();
+        expect(retries).toEqual([{ session_id: 'call-a', reason: 'unusable_detail', attempts: 1 }]);
       });
+      // The next run asks again; a second unusable answer counts a second attempt.
+      const again = (await syncWith(settingsAt(viaProxy(server.url, APP), db, { detailFetch: 'auto' }))).results[0]!;
+      expect(again.status).toBe('partial');
+      await withStore(db, async (s) => expect(await s.db.selectFrom('detail_retries').select('attempts').executeTakeFirst()).toEqual({ attempts: 2 }));
     } finally {
       await server.close();
       tmp.cleanup();

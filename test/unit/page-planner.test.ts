@@ -6,7 +6,10 @@ import { parseCall } from '../../src/transform/call-rows.js';
 
 const participant = { uid: 'u1', totalAudioMinutes: 1, totalVideoMinutes: 0, totalDuration: 1, isJoined: true };
 function entry(id: string, over: Record<string, unknown> = {}): Record<string, unknown> {
-  return { sessionId: id, type: 'audio', status: 'ended', startedAt: 1_700_000_000, endedAt: 1_700_000_060, totalParticipants: 1, participants: [participant], ...over };
+  return {
+    sessionId: id, type: 'audio', status: 'ended', startedAt: 1_700_000_000, endedAt: 1_700_000_060, totalParticipants: 1,
+    totalAudioMinutes: 1, totalVideoMinutes: 0, totalDurationInMinutes: 1, participants: [participant], ...over,
+  };
 }
 function ctx(over: Partial<PlanContext> = {}): PlanContext {
   return { appId: 'a', region: 'us', now: 1_800_000_000, detailFetch: 'auto', stored: new Map(), recent: new RecentCalls(100), liveBefore: new Set(), ...over };
@@ -28,6 +31,17 @@ describe('page planner', () => {
     expect(planPage(valid, c).listRows.map((r) => r.call.session_id)).toEqual(['b']);
     const again = planPage(valid, c);
     expect([again.listRows.length, again.pending.length, again.newlySeen]).toEqual([0, 0, 0]);
+  });
+  it('a summary entry (participants without their minutes) is fetched; a call listed twice with different entries goes to Get Call', () => {
+    const { valid } = parseListPage([entry('a', { participants: [{ uid: 'u1', isJoined: true }] }), entry('b'), entry('b', { participants: [{ ...participant, uid: 'u2' }] })], 1);
+    const plan = planPage(valid, ctx());
+    expect(plan.listRows.map((r) => r.call.session_id)).toEqual(['b']);
+    expect(plan.pending.map((p) => p.call.sessionId)).toEqual(['a', 'b']);
+  });
+  it('--refetch sends even unchanged entries to Get Call', () => {
+    const { valid } = parseListPage([entry('a')], 1);
+    const stored = new Map([['a', { listFingerprint: valid[0]!.fp, isFinal: true, notFound: false }]]);
+    expect(planPage(valid, ctx({ stored, refetch: true })).pending.map((p) => p.call.sessionId)).toEqual(['a']);
   });
   it('detailFetch always fetches every new entry; a backfill window leaves others alone', () => {
     const { valid } = parseListPage([entry('a'), entry('b', { startedAt: 1_600_000_000 })], 1);

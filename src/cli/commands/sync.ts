@@ -13,6 +13,7 @@ interface SyncFlags {
   database?: string;
   logLevel?: string;
   full?: boolean;
+  refetch?: boolean;
   since?: string;
   until?: string;
   app?: string[];
@@ -31,6 +32,7 @@ export function registerSync(program: Command): void {
     .option('--full', 'ignore the watermark and re-list every call (unchanged calls cost no Get Call)')
     .option('--since <date>', 'backfill calls started at or after this date (YYYY-MM-DD, ISO or unix s); keeps the watermark')
     .option('--until <date>', 'backfill calls started before this date; keeps the watermark')
+    .option('--refetch', 'with --since/--until: Get Call for every call of the window, changed or not (a repair tool)')
     .option('--app <appId...>', 'sync only these apps')
     .option('-q, --quiet', 'print only failures, log only errors')
     .option('--no-progress', 'no live progress display on a terminal')
@@ -41,6 +43,7 @@ export function registerSync(program: Command): void {
       const since = flags.since !== undefined ? parseTimeArg('--since', flags.since) : undefined;
       const until = flags.until !== undefined ? parseTimeArg('--until', flags.until) : undefined;
       if (since !== undefined && until !== undefined && since >= until) throw new ConfigError('--since must be before --until');
+      if (flags.refetch && since === undefined && until === undefined) throw new ConfigError('--refetch needs a window: add --since and/or --until (YYYY-MM-DD)');
       const unknown = (flags.app ?? []).filter((id) => !settings.apps.some((a) => a.appId === id));
       if (unknown.length) throw new ConfigError(`--app ${unknown.join(', ')}: not in ${cfgPath}; configured apps: ${settings.apps.map((a) => a.appId).join(', ')}`);
       const rt = await openRuntime(settings, { quiet: flags.quiet ?? false });
@@ -49,6 +52,7 @@ export function registerSync(program: Command): void {
       try {
         const outcome = await runSyncCoordinated({ db: rt.store.db, dispatcher: rt.dispatcher, clock: rt.clock, log: rt.log }, settings, {
           full: flags.full ?? false,
+          ...(flags.refetch ? { refetch: true } : {}),
           signal: stop.signal,
           ...(since !== undefined ? { since } : {}),
           ...(until !== undefined ? { until } : {}),

@@ -1,0 +1,71 @@
+import type { Kysely } from 'kysely';
+import type { ApiCall } from '../source/schemas.js';
+import { listLiveCalls, listUnsettledCalls, markStaleLiveCalls } from '../store/calls-repo.js';
+import { listRetries } from '../store/retries-repo.js';
+import type { Database } from '../store/schema.js';
+import type { Pending } from './page-planner.js';
+
+/** Get Calls handed to the fetcher at once by the follow-up passes. */
+const BATCH = 100;
+
+export interface FollowUpInput {
+  db: Kysely<Database>;
+  appId: string;
+  region: string;
+  now: number;
+  liveMaxDays: number;
+  settleDays: number;
+  /** Live calls this run's listing showed (their entry said what changed). */
+  listedLive: ReadonlySet<string>;
+  /** Calls Get Call was already asked for in this run. */
+  fetched: ReadonlySet<string>;
+  fetchAndWrite: (pending: Pending[]) => Promise<void>;
+  stopped: () => boolean;
+}
+
+export interface FollowUpResult {
+  live: number;
+  retried: number;
+  unsettled: number;
+  staled: number;
+}
+
+const byId = (sessionId: string, extra: Partial<Pending> = {}): Pending => ({ call: { sessionId } as ApiCall, json: undefined, listFingerprint: null, ...extra });
+
+/**
+ * After the listing, Get Call for the calls whose details can still change although their list
+ * entry may not show it (issue 12):
+ * - live calls the listing did not show (older than the window), until final; a call stuck live
+ *   longer than liveMaxDays is marked stale instead and no longer costs a request per run;
+ * - calls on the retry list (details that could not be had), whatever their age;
+ * - final calls that look unsettled (recordings promised but absent, joined participants without
+ *   minutes, final without an end), until they settle or settleDays have passed since they ended.
+ */
+export async function followUpFetches(input: FollowUpInput): Promise<FollowUpResult> {
+  const { db, appId, region, now } = input;
+  const out: FollowUpResult = { live: 0, retried: 0, unsettled: 0, staled: 0 };
+  const done = new Set<string>();
+  const run = async (pending: Pending[]): Promise<void> => {
+    for (let i = 0; i < pending.length && !input.stopped(); i += BATCH) await input.fetchAndWrite(pending.slice(i, i + BATCH));
+  };
+  const skip = (id: string): boolean => input.fetched.has(id) || done.has(id);
+
+  out.staled = await markStaleLiveCalls(db, appId, region, now - input.liveMaxDays * 86_400, now);
+  const retries = await listRetries(db, appId, region);
+  const attempts = new Map(retries.map((r) => [r.sessionId, r]));
+
+  const live = (await listLiveCalls(db, appId, region)).filter((id) => !input.listedLive.has(id) && !skip(id));
+  for (const id of live) done.add(id);
+  out.live = live.length;
+  await run(live.map((id) => byId(id, { live: true, retryAttempts: attempts.get(id)?.attempts ?? 0 })));
+
+  const again = retries.filter((r) => !skip(r.sessionId));
+  for (const r of again) done.add(r.sessionId);
+  out.retried = again.length;
+  await run(again.map((r) => byId(r.sessionId, { live: r.reason === 'live_not_found', retryAttempts: r.attempts })));
+
+  const unsettled = (await listUnsettledCalls(db, appId, region, now - input.settleDays * 86_400)).filter((id) => !skip(id));
+  out.unsettled = unsettled.length;
+  await run(unsettled.map((id) => byId(id)));
+  return out;
+}
