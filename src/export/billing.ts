@@ -1,4 +1,5 @@
 import { sql, type Kysely } from 'kysely';
+import { NO_TYPE, type ReconciliationAdditions } from '../reconcile/issue-codes.js';
 import type { Database } from '../store/schema.js';
 import { isoUtc, type Period } from './period.js';
 
@@ -12,7 +13,13 @@ export interface UsageFigures {
   recordedMinutes: number;
 }
 
-/** One row per app, region, period and call type; `type` 'all' is the app's total. */
+/**
+ * One row per app, region, period and call type; `type` 'all' is the app's total, '(none)' the calls
+ * stored without a type. Counts (`calls`, `final_calls`, `calls_*`) cover every call; the minute
+ * figures cover the calls that are not `flagged` (implausible minutes: negative, beyond the wall
+ * clock, over 24 h), whose user-minutes are in `flagged_user_minutes` instead. So no total is
+ * inflated by a figure no call can have, and nothing is dropped unseen.
+ */
 export interface BillingRow {
   period: string;
   period_start: string;
@@ -42,6 +49,10 @@ export interface BillingRow {
   /** participant minutes − service-reported minutes (null without --with-usage). */
   usage_audio_delta_minutes: number | null;
   usage_video_delta_minutes: number | null;
+  /** Calls with implausible minutes, counted apart (also in `calls`). */
+  flagged_calls: number;
+  /** Their user-minutes, not in `user_minutes` nor in any other minutes column. */
+  flagged_user_minutes: number;
 }
 
 /** Column order of the CSV header (documented in docs/schema.md). */
@@ -50,7 +61,7 @@ export const BILLING_COLUMNS: readonly (keyof BillingRow)[] = [
   'participant_audio_minutes', 'participant_video_minutes', 'user_minutes', 'call_audio_minutes', 'call_video_minutes',
   'call_total_minutes', 'recording_minutes', 'calls_participant_sum', 'calls_wall_clock', 'calls_mismatch',
   'calls_incomplete', 'delta_minutes', 'usage_audio_minutes', 'usage_video_minutes', 'usage_recorded_minutes',
-  'usage_audio_delta_minutes', 'usage_video_delta_minutes',
+  'usage_audio_delta_minutes', 'usage_video_delta_minutes', 'flagged_calls', 'flagged_user_minutes',
 ];
 
 /** What the aggregate query returns: a billing row before the period labels and derived columns. */
@@ -67,27 +78,32 @@ export function roundMinutes(n: number): number {
  */
 export async function computeBilling(db: Kysely<Database>, period: Period, opts: { appIds?: readonly string[] } = {}): Promise<BillingRow[]> {
   const apps = opts.appIds?.length ? sql`and app_id in (${sql.join(opts.appIds.map((a) => sql`${a}`))})` : sql``;
-  const aggregate = (typeExpr: ReturnType<typeof sql>, groupBy: ReturnType<typeof sql>) => sql<AggRow>`
-    select app_id, region, ${typeExpr} as type,
-           count(*) as calls,
-           sum(is_final) as final_calls,
-           sum(participant_audio_minutes) as participant_audio_minutes,
-           sum(participant_video_minutes) as participant_video_minutes,
-           sum(participant_total_minutes) as user_minutes,
-           sum(coalesce(total_audio_minutes, 0)) as call_audio_minutes,
-           sum(coalesce(total_video_minutes, 0)) as call_video_minutes,
-           sum(coalesce(total_duration_minutes, 0)) as call_total_minutes,
-           sum(recording_minutes) as recording_minutes,
-           sum(case when relation = 'participant_sum' then 1 else 0 end) as calls_participant_sum,
-           sum(case when relation = 'wall_clock' then 1 else 0 end) as calls_wall_clock,
-           sum(case when relation = 'mismatch' then 1 else 0 end) as calls_mismatch,
-           sum(case when relation = 'incomplete' then 1 else 0 end) as calls_incomplete
-    from call_reconciliation
-    where started_at >= ${period.start} and started_at < ${period.end} ${apps}
-    group by ${groupBy}`.execute(db);
+  // Minutes of unflagged calls only; the flagged ones' user-minutes go to their own column.
+  const ok = (expr: string) => sql.raw(`sum(case when flagged = 0 then ${expr} else 0 end)`);
   // One pass over the period's calls: each app's 'all' row is the sum of its type rows (a second
-  // GROUP BY over a million calls cost as much as the first).
-  const byType = (await aggregate(sql`type`, sql`app_id, region, type`)).rows;
+  // GROUP BY over a million calls cost as much as the first). GROUP BY puts NULL types together.
+  const byType = (
+    await sql<AggRow>`
+      select app_id, region, coalesce(type, ${NO_TYPE}) as type,
+             count(*) as calls,
+             sum(is_final) as final_calls,
+             ${ok('participant_audio_minutes')} as participant_audio_minutes,
+             ${ok('participant_video_minutes')} as participant_video_minutes,
+             ${ok('participant_total_minutes')} as user_minutes,
+             ${ok('coalesce(total_audio_minutes, 0)')} as call_audio_minutes,
+             ${ok('coalesce(total_video_minutes, 0)')} as call_video_minutes,
+             ${ok('coalesce(total_duration_minutes, 0)')} as call_total_minutes,
+             ${ok('recording_minutes')} as recording_minutes,
+             sum(case when relation = 'participant_sum' then 1 else 0 end) as calls_participant_sum,
+             sum(case when relation = 'wall_clock' then 1 else 0 end) as calls_wall_clock,
+             sum(case when relation = 'mismatch' then 1 else 0 end) as calls_mismatch,
+             sum(case when relation = 'incomplete' then 1 else 0 end) as calls_incomplete,
+             sum(flagged) as flagged_calls,
+             sum(case when flagged = 1 then participant_total_minutes else 0 end) as flagged_user_minutes
+      from call_reconciliation
+      where started_at >= ${period.start} and started_at < ${period.end} ${apps}
+      group by app_id, region, type`.execute(db)
+  ).rows;
   const rows = [...byType, ...appTotals(byType)].map((a) => toBillingRow(a, period));
   return rows.sort((x, y) => cmp(x.app_id, y.app_id) || cmp(x.region, y.region) || cmp(x.type === 'all' ? '\uffff' : x.type, y.type === 'all' ? '\uffff' : y.type));
 }
@@ -111,7 +127,7 @@ function appTotals(byType: readonly AggRow[]): AggRow[] {
 const SUMMED = [
   'calls', 'final_calls', 'participant_audio_minutes', 'participant_video_minutes', 'user_minutes', 'call_audio_minutes',
   'call_video_minutes', 'call_total_minutes', 'recording_minutes', 'calls_participant_sum', 'calls_wall_clock',
-  'calls_mismatch', 'calls_incomplete',
+  'calls_mismatch', 'calls_incomplete', 'flagged_calls', 'flagged_user_minutes',
 ] as const satisfies readonly (keyof AggRow)[];
 // Fails to compile when AggRow gains a column that is neither a label nor summed above.
 const summedCoversAggRow: Exclude<keyof AggRow, 'app_id' | 'region' | 'type' | (typeof SUMMED)[number]> extends never ? true : never = true;
@@ -150,6 +166,8 @@ function toBillingRow(a: AggRow, period: Period): BillingRow {
     usage_recorded_minutes: null,
     usage_audio_delta_minutes: null,
     usage_video_delta_minutes: null,
+    flagged_calls: n(a.flagged_calls),
+    flagged_user_minutes: n(a.flagged_user_minutes),
   };
 }
 
@@ -175,8 +193,9 @@ export interface BillingDetailRow {
   app_id: string;
   region: string;
   session_id: string;
-  type: string;
-  status: string;
+  /** As stored: null when the service sent none. */
+  type: string | null;
+  status: string | null;
   started_at: string;
   ended_at: string;
   participant_rows: number;
@@ -186,17 +205,20 @@ export interface BillingDetailRow {
   delta_minutes: number;
   relation: string;
   issues: string;
+  /** 1 when the call's minutes are implausible: in `flagged_user_minutes`, not `user_minutes`, of the totals. */
+  flagged: number;
 }
 
 export const BILLING_DETAIL_COLUMNS: readonly (keyof BillingDetailRow)[] = [
   'period', 'app_id', 'region', 'session_id', 'type', 'status', 'started_at', 'ended_at', 'participant_rows',
-  'user_minutes', 'call_total_minutes', 'wall_clock_minutes', 'delta_minutes', 'relation', 'issues',
+  'user_minutes', 'call_total_minutes', 'wall_clock_minutes', 'delta_minutes', 'relation', 'issues', 'flagged',
 ];
 
 export async function computeBillingDetail(db: Kysely<Database>, period: Period, opts: { appIds?: readonly string[] } = {}): Promise<BillingDetailRow[]> {
   let q = db
+    .withTables<ReconciliationAdditions>()
     .selectFrom('call_reconciliation')
-    .select(['app_id', 'region', 'session_id', 'type', 'status', 'started_at', 'ended_at', 'participant_rows', 'participant_total_minutes', 'total_duration_minutes', 'wall_clock_minutes', 'total_delta_minutes', 'relation', 'issues'])
+    .select(['app_id', 'region', 'session_id', 'type', 'status', 'started_at', 'ended_at', 'participant_rows', 'participant_total_minutes', 'total_duration_minutes', 'wall_clock_minutes', 'total_delta_minutes', 'relation', 'issues', 'flagged'])
     .where('started_at', '>=', period.start)
     .where('started_at', '<', period.end);
   if (opts.appIds?.length) q = q.where('app_id', 'in', [...opts.appIds]);
@@ -217,5 +239,6 @@ export async function computeBillingDetail(db: Kysely<Database>, period: Period,
     delta_minutes: -r.total_delta_minutes,
     relation: r.relation,
     issues: r.issues,
+    flagged: Number(r.flagged),
   }));
 }

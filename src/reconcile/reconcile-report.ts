@@ -1,5 +1,6 @@
 import { sql, type Kysely, type Transaction } from 'kysely';
 import type { Database } from '../store/schema.js';
+import { ISSUE_CODES, type IssueCode, type ReconciliationAdditions } from './issue-codes.js';
 
 export const TOLERANCE_SETTING = 'reconcile_tolerance_minutes';
 
@@ -23,8 +24,8 @@ export interface RelationSummary {
 export interface MismatchRow {
   app_id: string;
   session_id: string;
-  type: string;
-  status: string;
+  type: string | null;
+  status: string | null;
   started_at: number | null;
   user_minutes: number;
   call_audio_minutes: number | null;
@@ -35,9 +36,20 @@ export interface MismatchRow {
   issues: string;
 }
 
+/** Calls carrying one issue code (a call with several counts under each). */
+export interface IssueCount {
+  issue: IssueCode;
+  calls: number;
+}
+
 export interface ReconcileReport {
   tolerance: number;
   summary: RelationSummary[];
+  /** Every code, in the view's order, zeros included: "0 calls with negative minutes" is news too. */
+  issueCounts: IssueCount[];
+  /** Calls with implausible minutes (`flagged`), and their user-minutes, which billing counts apart. */
+  flaggedCalls: number;
+  flaggedUserMinutes: number;
   mismatches: MismatchRow[];
   mismatchCount: number;
 }
@@ -76,12 +88,18 @@ export async function withTolerance<T>(db: Kysely<Database>, tolerance: number, 
   throw new Error('unreachable');
 }
 
+/** The view's calls the filter selects (with the columns the view gained after its `Database` type). */
+function filtered(db: Db, filter: ReconcileFilter) {
+  let q = db.withTables<ReconciliationAdditions>().selectFrom('call_reconciliation');
+  if (filter.appIds?.length) q = q.where('app_id', 'in', [...filter.appIds]);
+  if (filter.from !== undefined) q = q.where('started_at', '>=', filter.from);
+  if (filter.to !== undefined) q = q.where('started_at', '<', filter.to);
+  return q;
+}
+
 /** Summary per app and relation, then the mismatches, worst (largest absolute delta) first. SQL only. */
 export async function reconcileReport(db: Db, filter: ReconcileFilter, limit: number): Promise<ReconcileReport> {
-  let base = db.selectFrom('call_reconciliation');
-  if (filter.appIds?.length) base = base.where('app_id', 'in', [...filter.appIds]);
-  if (filter.from !== undefined) base = base.where('started_at', '>=', filter.from);
-  if (filter.to !== undefined) base = base.where('started_at', '<', filter.to);
+  const base = filtered(db, filter);
 
   const summary = await base
     .select((eb) => [
@@ -115,11 +133,41 @@ export async function reconcileReport(db: Db, filter: ReconcileFilter, limit: nu
     .orderBy('session_id')
     .limit(limit)
     .execute();
+  const { issueCounts, flaggedCalls, flaggedUserMinutes } = await countIssues(db, filter);
   const tol = await db.selectFrom('callsync_settings').select('value').where('key', '=', TOLERANCE_SETTING).executeTakeFirst();
   return {
     tolerance: Number(tol?.value ?? 0.01),
     summary: summary.map((s) => ({ ...s, calls: Number(s.calls), user_minutes: Number(s.user_minutes), call_total_minutes: Number(s.call_total_minutes), delta_minutes: Number(s.delta_minutes) })),
+    issueCounts,
+    flaggedCalls,
+    flaggedUserMinutes,
     mismatches,
     mismatchCount,
+  };
+}
+
+/** LIKE pattern matching `code` as one whole item of a comma-separated list wrapped in commas. */
+function itemPattern(code: string): string {
+  return `%,${code.replace(/_/g, '\\_')},%`;
+}
+
+/**
+ * Calls per issue code and the flagged figures, in one pass over the filtered calls. The view keeps
+ * `issues` as one text (the contract for ad hoc SQL), so each code is matched as a whole item; `_`
+ * is escaped, LIKE would otherwise read it as any character.
+ */
+async function countIssues(db: Db, filter: ReconcileFilter): Promise<Pick<ReconcileReport, 'issueCounts' | 'flaggedCalls' | 'flaggedUserMinutes'>> {
+  const row = await filtered(db, filter)
+    .select([
+      ...ISSUE_CODES.map((code) => sql<number>`coalesce(sum(case when ',' || issues || ',' like ${itemPattern(code)} escape '\\' then 1 else 0 end), 0)`.as(code)),
+      sql<number>`coalesce(sum(flagged), 0)`.as('flagged_calls'),
+      sql<number>`coalesce(sum(case when flagged = 1 then participant_total_minutes else 0 end), 0)`.as('flagged_user_minutes'),
+    ])
+    .executeTakeFirstOrThrow();
+  const counts = row as Record<string, number | string>;
+  return {
+    issueCounts: ISSUE_CODES.map((issue) => ({ issue, calls: Number(counts[issue] ?? 0) })),
+    flaggedCalls: Number(counts.flagged_calls ?? 0),
+    flaggedUserMinutes: Number(counts.flagged_user_minutes ?? 0),
   };
 }

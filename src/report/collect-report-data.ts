@@ -2,6 +2,7 @@ import { sql, type Kysely, type RawBuilder } from 'kysely';
 import { ConfigError } from '../config/errors.js';
 import { computeBilling } from '../export/billing.js';
 import type { Period } from '../export/period.js';
+import { NO_TYPE } from '../reconcile/issue-codes.js';
 import type { Database } from '../store/schema.js';
 import { periodDays, type PeriodDay } from './period-days.js';
 import {
@@ -87,7 +88,7 @@ async function selectApps(db: Kysely<Database>, appIds: readonly string[] | unde
 
 interface DailyRow {
   day: string;
-  type: string;
+  type: string | null;
   calls: number;
   user_minutes: number | null;
 }
@@ -117,7 +118,8 @@ async function selectDailyUsage(db: Kysely<Database>, period: Period, days: read
         where 1 = 1 ${appFilter('c.app_id', appIds)}
         group by d.day, c.type
         order by d.day, c.type`.execute(db);
-  const points: DailyTypeMinutes[] = result.rows.map((r) => ({ day: r.day, type: r.type, calls: Number(r.calls), userMinutes: Number(r.user_minutes ?? 0) }));
+  // A call without a type is a series of its own, named as in the billing export.
+  const points: DailyTypeMinutes[] = result.rows.map((r) => ({ day: r.day, type: r.type ?? NO_TYPE, calls: Number(r.calls), userMinutes: Number(r.user_minutes ?? 0) }));
   const types = [...new Set(points.map((p) => p.type))].sort();
   return { basis: utc ? 'utc' : 'local', days: labels, types, points };
 }
@@ -155,7 +157,7 @@ async function selectMismatches(db: Kysely<Database>, period: Period, appIds: re
     appId: r.app_id,
     region: r.region,
     sessionId: r.session_id,
-    type: r.type,
+    type: r.type ?? NO_TYPE,
     startedAt: r.started_at,
     userMinutes: r.participant_total_minutes,
     callMinutes: r.total_duration_minutes,

@@ -84,7 +84,11 @@ function card(label: string, value: string): SafeHtml {
 }
 
 function billingSection(data: ReportData): SafeHtml {
-  const incomplete = data.billing.filter((r) => r.type === 'all').reduce((s, r) => s + r.calls_incomplete, 0);
+  const totals = data.billing.filter((r) => r.type === 'all');
+  const incomplete = totals.reduce((s, r) => s + r.calls_incomplete, 0);
+  // Flagged minutes are left out of every total above: the reader must learn they exist and how many.
+  const flagged = totals.reduce((s, r) => s + r.flagged_calls, 0);
+  const flaggedMinutes = totals.reduce((s, r) => s + r.flagged_user_minutes, 0);
   const rows = data.billing.map(
     (r) => html`<tr${r.type === 'all' ? html` class="total"` : html``}>
 <td>${r.app_id}</td><td>${r.region}</td><td>${r.type === 'all' ? 'All types' : r.type}</td>
@@ -112,6 +116,7 @@ ${rows}
 </table>`
   : html`<p class="empty">No calls started in this period.</p>`}
 ${incomplete ? html`<p class="note">${formatCount(incomplete)} ${incomplete === 1 ? 'call was' : 'calls were'} still incomplete at the last sync; ${incomplete === 1 ? 'its' : 'their'} minutes may change after the next one.</p>` : html``}
+${flagged ? html`<p class="note">${formatCount(flagged)} ${flagged === 1 ? 'call has' : 'calls have'} minute figures no call can have (negative, beyond the wall clock, or over 24 hours): ${flagged === 1 ? 'its' : 'their'} ${formatMinutes(flaggedMinutes)} user-minutes are not in the totals above. <code>callsync reconcile --format json</code> counts them per issue; the billing export lists them with <code>--detail</code>.</p>` : html``}
 </section>`;
 }
 
