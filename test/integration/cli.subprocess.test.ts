@@ -58,6 +58,22 @@ describe('the callsync CLI as a subprocess', () => {
     expect(badDate.code).toBe(2);
   });
 
+  it('exits 1 with one line when the listing cannot be proved complete, and names the listing in the summary', async () => {
+    const lying = await startTestSim([{ calls: 300 }], { lieTotalPages: 'high' });
+    try {
+      const cfg = join(tmp.dir, 'lying.json');
+      writeFileSync(cfg, JSON.stringify(testConfig(lying, ['app1'], join(tmp.dir, 'lying.db'))));
+      const res = await runCli(['sync', '--config', cfg], { [KEY_ENV]: TEST_KEY });
+      expect(res.code).toBe(1);
+      const lines = res.stderr.trim().split('\n');
+      expect(lines[0]).toMatch(/^app1 \(us\): PARTIAL \[full\]: .*listing newest-first, 300 distinct listed of 900 reported, NOT proved complete$/);
+      expect(lines[1]).toMatch(/^ {2}error: app app1 \(us\): List Calls reported 900 calls but 300 distinct calls could be listed in two passes \(600 short\); the watermark was not moved/);
+      expect(lines).toHaveLength(2);
+    } finally {
+      await lying.close();
+    }
+  });
+
   it('rejects an unknown command with usage help and exit 2', async () => {
     const res = await runCli(['synk']);
     expect(res.code).toBe(2);
