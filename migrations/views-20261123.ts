@@ -40,7 +40,9 @@ b as (
 r as (
   select b.*,
     case
-      when is_final = 0 or not_found_at is not null or total_audio_minutes is null then 'incomplete'
+      -- A call Get Call could not supply (detail_error) is, like a not-found one, only what its list
+      -- entry said: its totals cannot be checked against participants it may not carry.
+      when is_final = 0 or not_found_at is not null or detail_error is not null or total_audio_minutes is null then 'incomplete'
       when abs(ca - participant_audio_minutes) <= tolerance and abs(cv - participant_video_minutes) <= tolerance then 'participant_sum'
       when wall_clock_minutes is not null and abs(ca - wall_clock_minutes) <= tolerance
            and (abs(cv) <= tolerance or abs(cv - wall_clock_minutes) <= tolerance) then 'wall_clock'
