@@ -56,7 +56,8 @@ export type Classifiable = Omit<TruthCall, 'relation' | 'issues'>;
  * The other checks are reported for final calls whatever the relation.
  */
 export function classifyCall(call: Classifiable): { relation: TruthRelation; issues: IssueCode[] } {
-  if (NON_FINAL_STATUSES.has(call.status)) return { relation: 'incomplete', issues: [] };
+  // A call without status is final when it has ended (as callsync's isFinalCall decides).
+  if (call.status === null ? call.endedAt === null : NON_FINAL_STATUSES.has(call.status)) return { relation: 'incomplete', issues: [] };
 
   let audio = 0;
   let video = 0;

@@ -1,17 +1,18 @@
 import { BoundedCache } from './cache.js';
 import { nonFinalSnapshot, withLateRecordings } from './call-state.js';
 import { withClassification } from './classify.js';
+import { DetailState, type DetailView, type DuplicatePart } from './detail-state.js';
 import { type CallModel, type GenerationContext, generateCall, makeRecordings } from './generate-call.js';
 import { GroupDirectory } from './groups.js';
-import { CallOverlays, longCallState, shiftCall } from './overlays.js';
+import { CallOverlays, longCallState, shiftCall, stratifiedPicks } from './overlays.js';
 import { hash3, Rng, Salt } from './prng.js';
 import { applyQuirkOverlays } from './quirk-overlays.js';
 import { indexFromSessionId, sessionIdFor } from './session-id.js';
 import { NON_FINAL_RANKS, Timeline } from './timeline.js';
 import type { AppTruth, TruthCall } from './truth.js';
 import { buildTruth } from './truth-build.js';
-import type { ListingQuirks } from './types.js';
-import { sumUsage, type UsageMetrics } from './usage-metrics.js';
+import type { DetailQuirks, ListingQuirks } from './types.js';
+import { type UsageMetrics, windowedUsage } from './usage-metrics.js';
 import { malformWireCall, toWireCall, type WireObject } from './wire-call.js';
 
 /** Serialised List/Get bodies of recently served calls (repeats and retries are then one lookup). */
@@ -49,6 +50,8 @@ export class AppDataset {
   private readonly metricsMemo = new Map<string, UsageMetrics>();
   /** Time and shape changes from the quirks and advance() (overlays.ts). */
   readonly overlays = new CallOverlays();
+  /** What list entries and Get answers hold under the detail quirks (detail-state.ts). */
+  readonly details = new DetailState();
   /** startedAtZeroForUnstarted: truth startedAt null, wire startedAt 0. */
   private zeroUnstarted = false;
   /** Bumped whenever the set of listed calls or their time order may change (ListingOrder's cache key). */
@@ -98,7 +101,7 @@ export class AppDataset {
     return this.currentState(this.model(index));
   }
 
-  private currentState(m: CallModel): TruthCall {
+  private currentState(m: CallModel, view: DetailView = 'service'): TruthCall {
     let call = m.final;
     const long = this.overlays.active ? this.overlays.long.get(m.index) : undefined;
     if (long) call = longCallState(call, long, this.ctx.seed, m.index, this.ctx.now);
@@ -107,15 +110,17 @@ export class AppDataset {
     if (shift !== undefined) call = shiftCall(call, shift);
     const late = this.lateRecordings.get(m.index);
     if (late) call = withLateRecordings(call, late);
-    if (this.zeroUnstarted && call.startedAt !== null && !STARTED_STATUSES.has(call.status)) call = withClassification({ ...call, startedAt: null });
+    if (this.details.active) call = this.details.shapeCall(call, m.index, view, this.ctx);
+    if (this.zeroUnstarted && call.startedAt !== null && call.status !== null && !STARTED_STATUSES.has(call.status)) call = withClassification({ ...call, startedAt: null });
     return call;
   }
 
   /** The wire form of the current state; startedAtZeroForUnstarted sends 0 where the truth has null. */
-  private wireOf(m: CallModel, omitParticipants: boolean): WireObject {
-    const call = this.currentState(m);
+  private wireOf(m: CallModel, omitParticipants: boolean, view: DetailView = 'service', part: DuplicatePart = 'A'): WireObject {
+    const call = this.currentState(m, view);
     let wire = toWireCall(call, m.variant, omitParticipants);
     if (this.zeroUnstarted && call.startedAt === null) wire.startedAt = 0;
+    if (this.details.active) this.details.shapeWire(wire, call, m.index, view, part, this.ctx);
     const kind = this.malformed.get(m.index);
     if (kind !== undefined) wire = malformWireCall(wire, kind);
     return wire;
@@ -143,33 +148,40 @@ export class AppDataset {
     return this.notFound.has(index);
   }
 
-  listEntryJson(index: number): string {
+  private listOmits(m: CallModel): boolean {
+    return (m.variant.listOmitsParticipants && this.listEntries === 'varied') || this.notFound.has(m.index);
+  }
+
+  private bodiesOf(index: number): Bodies {
     let b = this.bodies.get(index);
-    if (b?.list !== undefined) return b.list;
-    const m = this.model(index);
-    const json = JSON.stringify(this.wireOf(m, (m.variant.listOmitsParticipants && this.listEntries === 'varied') || this.notFound.has(index)));
     if (!b) {
       b = {};
       this.bodies.set(index, b);
     }
-    b.list = json;
-    return json;
+    return b;
+  }
+
+  /** A List entry; `part` 'B' is the second entry of a duplicated call (duplicateEntries), not cached. */
+  listEntryJson(index: number, part: DuplicatePart = 'A'): string {
+    const b = part === 'A' ? this.bodiesOf(index) : {};
+    if (b.list !== undefined) return b.list;
+    const m = this.model(index);
+    return (b.list = JSON.stringify(this.wireOf(m, this.listOmits(m), 'list', part)));
   }
 
   /** The Get Call body, in the call's envelope; null when Get must answer not-found. */
   getCallBody(index: number): string | null {
     if (this.notFound.has(index)) return null;
-    let b = this.bodies.get(index);
-    if (b?.get !== undefined) return b.get;
+    const b = this.bodiesOf(index);
+    if (b.get !== undefined) return b.get;
     const m = this.model(index);
     const json = JSON.stringify(this.wireOf(m, false));
-    const body = m.variant.legacyEnvelope ? `{"data":[${json}]}` : `{"data":${json}}`;
-    if (!b) {
-      b = {};
-      this.bodies.set(index, b);
-    }
-    b.get = body;
-    return body;
+    return (b.get = m.variant.legacyEnvelope ? `{"data":[${json}]}` : `{"data":${json}}`);
+  }
+
+  /** The Get Call wire object of call #index, fresh (detail-get.ts changes it). */
+  getWire(index: number): WireObject {
+    return this.wireOf(this.model(index), false);
   }
 
   /** Index of the call at 0-based `position` of the newest-first listing. */
@@ -200,26 +212,12 @@ export class AppDataset {
     this.malformed = new Map();
     const eligible = Math.max(0, this.ctx.baseCount - NON_FINAL_RANKS);
     const k = Math.min(Math.max(0, Math.floor(notFoundCount)) + Math.max(0, Math.floor(malformedCount)), eligible);
-    if (k > 0) {
-      const rng = new Rng(hash3(this.ctx.seed, k, Salt.faultPick));
-      // One pick per stratum keeps picks distinct and spread over the whole timeline.
-      const picks: number[] = [];
-      for (let j = 0; j < k; j++) picks.push(Math.floor(((j + rng.next()) * eligible) / k));
-      for (let j = picks.length - 1; j > 0; j--) {
-        const r = rng.int(0, j);
-        const a = picks[j] ?? 0;
-        picks[j] = picks[r] ?? 0;
-        picks[r] = a;
-      }
-      const nf = Math.min(Math.max(0, Math.floor(notFoundCount)), k);
-      picks.forEach((idx, j) => {
-        if (j < nf) this.notFound.add(idx);
-        else this.malformed.set(idx, j);
-      });
-    }
-    this.bodies.clear();
-    this.metricsMemo.clear();
-    this.version++;
+    const nf = Math.min(Math.max(0, Math.floor(notFoundCount)), k);
+    stratifiedPicks(this.ctx.seed, k, eligible).forEach((idx, j) => {
+      if (j < nf) this.notFound.add(idx);
+      else this.malformed.set(idx, j);
+    });
+    this.changed(true);
   }
 
   /**
@@ -231,9 +229,22 @@ export class AppDataset {
     this.zeroUnstarted = q?.startedAtZeroForUnstarted === true;
     const taken = (i: number): boolean => this.notFound.has(i) || this.malformed.has(i) || this.removed.has(i);
     if (q) applyQuirkOverlays(this.overlays, q, this.ctx, taken, (i) => this.model(i).final.status === 'ended');
-    this.bodies.clear();
+    this.changed(true);
+  }
+
+  /** Chooses the calls of the detail quirks afresh; call after applyQuirks (calls a quirk moved are left alone). */
+  applyDetailQuirks(q: DetailQuirks | undefined): void {
+    const taken = (i: number): boolean => this.notFound.has(i) || this.malformed.has(i) || this.removed.has(i) || this.overlays.shift.has(i) || this.overlays.long.has(i);
+    this.details.select(q, this.ctx, taken, (i) => this.model(i));
+    this.changed(true);
+  }
+
+  /** advance({ settleLateDetails }): the late details appear in Get Call and the truth. */
+  settleLateDetails(): string[] {
+    const settled = this.details.settle();
+    for (const i of settled) this.bodies.delete(i);
     this.metricsMemo.clear();
-    this.version++;
+    return settled.map((i) => this.sessionIdOf(i));
   }
 
   /** True when List serves call #index (it exists, was not removed). */
@@ -266,8 +277,7 @@ export class AppDataset {
       ids.push(this.sessionIdOf(this.indexCount));
       this.added++;
     }
-    this.metricsMemo.clear();
-    this.version++;
+    this.changed();
     return ids;
   }
 
@@ -284,8 +294,7 @@ export class AppDataset {
       ids.push(this.sessionIdOf(i));
       this.added++;
     }
-    this.metricsMemo.clear();
-    this.version++;
+    this.changed();
     return ids;
   }
 
@@ -297,8 +306,7 @@ export class AppDataset {
     const i = this.indexCount;
     this.overlays.long.set(i, { startedAt: this.ctx.now - Math.round(startedDaysAgo * 86_400), endedAt: this.ctx.now - 60, live: false });
     this.added++;
-    this.metricsMemo.clear();
-    this.version++;
+    this.changed();
     return this.sessionIdOf(i);
   }
 
@@ -315,8 +323,7 @@ export class AppDataset {
   removeIndices(victims: readonly number[]): string[] {
     for (const i of victims) this.removed.add(i);
     this.removedDesc = [...this.removed].sort((a, b) => b - a);
-    this.metricsMemo.clear();
-    this.version++;
+    this.changed();
     return victims.map((i) => this.sessionIdOf(i));
   }
 
@@ -331,12 +338,11 @@ export class AppDataset {
       this.bodies.delete(i);
       ended.push(this.sessionIdOf(i));
     }
-    for (const i of this.overlays.endLive()) {
+    for (const i of [...this.overlays.endLive(), ...this.details.endLive()]) {
       this.bodies.delete(i);
       if (!this.removed.has(i)) ended.push(this.sessionIdOf(i));
     }
-    this.metricsMemo.clear();
-    this.version++;
+    this.changed();
     return ended;
   }
 
@@ -379,21 +385,15 @@ export class AppDataset {
     return this.malformed.has(index);
   }
 
-  /**
-   * Usage metrics of calls with startedAt in [from, to), computed from the truth (usage-metrics.ts).
-   * Without overlays the window is found by binary search on the monotonic timeline; overlays move
-   * calls in time, so then every call is looked at (quirk datasets are small).
-   */
+  /** The calls or their times changed: metrics are stale, and List's sorted order (its cache key); bodies too when `reshaped`. */
+  private changed(reshaped = false): void {
+    if (reshaped) this.bodies.clear();
+    this.metricsMemo.clear();
+    this.version++;
+  }
+
+  /** Usage metrics of calls with startedAt in [from, to), computed from the truth (usage-metrics.ts). */
   usageMetrics(fromSeconds: number, toSeconds: number): UsageMetrics {
-    const tl = this.ctx.timeline;
-    const exact = this.overlays.active;
-    const lo = exact ? 0 : tl.firstIndexAtOrAfter(fromSeconds, this.indexCount);
-    const hi = exact ? this.indexCount : toSeconds > fromSeconds ? tl.firstIndexAtOrAfter(toSeconds, this.indexCount) : lo;
-    const key = exact ? `t${fromSeconds}:${toSeconds}` : `${lo}:${hi}`;
-    const memo = this.metricsMemo.get(key);
-    if (memo) return memo;
-    const result = sumUsage(this, lo, hi, exact ? { from: fromSeconds, to: toSeconds } : null, this.ctx.now);
-    this.metricsMemo.set(key, result);
-    return result;
+    return windowedUsage(this, this.indexCount, this.overlays.active, this.metricsMemo, fromSeconds, toSeconds);
   }
 }

@@ -1,4 +1,5 @@
 import { Rng } from './prng.js';
+import { validateDetailQuirks } from './detail-quirks.js';
 import { validateQuirks } from './quirks.js';
 import type { FaultProfile } from './types.js';
 
@@ -43,6 +44,7 @@ export function validateFaults(f: FaultProfile): void {
     checkCount(`${name}.count`, spec.count, 0);
   }
   if (f.quirks !== undefined) validateQuirks(f.quirks);
+  if (f.details !== undefined) validateDetailQuirks(f.details);
 }
 
 /** Seeded dice, so a failing test replays the same faults for the same request order. */

@@ -9,6 +9,8 @@ export { classifyCall, parseTimer, formatTimer, MINUTES_TOLERANCE, ISSUE_CODES, 
 export type {
   AdvanceOptions,
   AdvanceResult,
+  DetailQuirkCalls,
+  DetailQuirks,
   FaultProfile,
   ListingQuirks,
   Region,
@@ -16,5 +18,8 @@ export type {
   SimStats,
   Simulator,
   SimulatorOptions,
+  UnusableGetAnswer,
+  UnusableGetSpec,
 } from './types.js';
-export type { AppTruth, TruthCall, TruthParticipant, TruthRecording, TruthRelation } from './truth.js';
+export type { AppTruth, TruthCall, TruthJson, TruthParticipant, TruthRecording, TruthRelation, TruthTranscription } from './truth.js';
+export { UNUSABLE_GET_ANSWERS } from './detail-quirks.js';

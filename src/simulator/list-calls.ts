@@ -1,4 +1,5 @@
 import type { AppDataset } from './dataset.js';
+import { entryIndex, withDuplicates } from './list-duplicates.js';
 import { ListingOrder } from './listing-order.js';
 import { hash3, Rng, Salt, unitHash } from './prng.js';
 import { PageGeometry, shownPagination } from './quirks.js';
@@ -40,7 +41,9 @@ function bodyOf(ds: AppDataset, indices: readonly number[], pagination: object):
   let body = '{"data":[';
   for (let k = 0; k < indices.length; k++) {
     if (k > 0) body += ',';
-    body += ds.listEntryJson(indices[k] ?? 0);
+    const e = indices[k] ?? 0;
+    // A negative entry is the second listing of a duplicated call (list-duplicates.ts).
+    body += e >= 0 ? ds.listEntryJson(e) : ds.listEntryJson(entryIndex(e), 'B');
   }
   return `${body}],"meta":{"pagination":${JSON.stringify(pagination)}}}`;
 }
@@ -51,7 +54,7 @@ function bodyOf(ds: AppDataset, indices: readonly number[], pagination: object):
  * serves a materialised order (listing-order.ts).
  */
 export function listCalls(ds: AppDataset, st: ListingState, params: URLSearchParams, f: FaultProfile, maxPerPage: number): string {
-  if (f.quirks === undefined && !ds.overlays.active) return plainListCalls(ds, st, params, f, maxPerPage);
+  if (f.quirks === undefined && !ds.overlays.active && !ds.details.duplicates) return plainListCalls(ds, st, params, f, maxPerPage);
   return quirkListCalls(ds, st, params, f, maxPerPage);
 }
 
@@ -105,9 +108,11 @@ function quirkListCalls(ds: AppDataset, st: ListingState, params: URLSearchParam
   const k = q.pageBase === 0 ? pageNo : pageNo - 1;
   st.requests++;
   const seed = f.faultSeed ?? 1;
-  const order = st.order.order(ds, q, new Rng(hash3(seed, st.requests, Salt.listShuffle)));
-  const total = order.length;
+  const calls = st.order.order(ds, q, new Rng(hash3(seed, st.requests, Salt.listShuffle)));
   const geo = new PageGeometry(size, q.shortPages);
+  // Duplicated calls are listed twice: pages hold entries, the reported total counts calls.
+  const order = ds.details.duplicates ? withDuplicates(calls, geo, ds.details) : calls;
+  const total = order.length;
   const totalPages = geo.pagesFor(total);
   const pageAt = (p: number): readonly number[] => {
     const offset = geo.offsetOf(p);
@@ -126,7 +131,7 @@ function quirkListCalls(ds: AppDataset, st: ListingState, params: URLSearchParam
 
   if (k === 0) st.fallSteps = 0;
   const pagination = shownPagination(q, f, {
-    total, count: indices.length, size, asked, page: pageNo, totalPages, fallSteps: st.fallSteps, jitter: unitHash(seed, st.requests, Salt.totalJitter),
+    total: calls.length, count: indices.length, size, asked, page: pageNo, totalPages, fallSteps: st.fallSteps, jitter: unitHash(seed, st.requests, Salt.totalJitter),
   });
   st.fallSteps++;
   const body = bodyOf(ds, indices, pagination);
@@ -141,7 +146,7 @@ function quirkListCalls(ds: AppDataset, st: ListingState, params: URLSearchParam
     const span = Math.min(total, geo.offsetOf(k + 1));
     const n = Math.min(f.removeWhilePaging.count, span);
     const victims: number[] = [];
-    for (let j = 0; j < n; j++) victims.push(order[Math.floor(((j + 0.5) * span) / n)] ?? 0);
+    for (let j = 0; j < n; j++) victims.push(entryIndex(order[Math.floor(((j + 0.5) * span) / n)] ?? 0));
     ds.removeIndices(victims);
   }
   if (q.endLiveWhilePaging && k + 1 === q.endLiveWhilePaging.afterPage && !st.once.liveEnded) {

@@ -155,3 +155,21 @@ export function tieGroupShifts(seed: number, limit: number, startedAt: (i: numbe
   }
   return out;
 }
+
+/**
+ * `k` distinct indices in [0, eligible), one per stratum (spread over the whole timeline), in a
+ * seeded shuffled order: the not-found and malformed picks.
+ */
+export function stratifiedPicks(seed: number, k: number, eligible: number): number[] {
+  const picks: number[] = [];
+  if (k <= 0) return picks;
+  const rng = new Rng(hash3(seed, k, Salt.faultPick));
+  for (let j = 0; j < k; j++) picks.push(Math.floor(((j + rng.next()) * eligible) / k));
+  for (let j = picks.length - 1; j > 0; j--) {
+    const r = rng.int(0, j);
+    const a = picks[j] ?? 0;
+    picks[j] = picks[r] ?? 0;
+    picks[r] = a;
+  }
+  return picks;
+}

@@ -123,4 +123,7 @@ export const Salt = {
   unsortedOrder: 14,
   listShuffle: 15,
   totalJitter: 16,
+  summaryForm: 17,
+  lateDetails: 18,
+  transcripts: 19,
 } as const;

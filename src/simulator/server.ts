@@ -1,5 +1,6 @@
 import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import type { AppDataset } from './dataset.js';
+import { detailGetReply } from './detail-get.js';
 import { errorBody, htmlErrorBody } from './error-body.js';
 import { DEFAULT_STALL_MS, FaultDice, type FaultRoll, validateFaults } from './faults.js';
 import { DEFAULT_PER_PAGE, intParam, listCalls, type ListingState, newListingState } from './list-calls.js';
@@ -39,6 +40,10 @@ interface Reply {
   status: number;
   body: string;
   html?: boolean;
+  /** Overrides the JSON/HTML content type (detail quirks). */
+  contentType?: string;
+  /** A redirect's target (detail quirk unusableGet 'redirect'). */
+  location?: string;
   /** Milliseconds for a Retry-After header (429 only). */
   retryAfterMs?: number;
 }
@@ -68,6 +73,7 @@ export class SimulatorHandler {
     for (const app of this.apps.values()) {
       app.dataset.selectFaultyCalls(profile.notFoundCalls ?? 0, profile.malformedCalls ?? 0);
       app.dataset.applyQuirks(profile.quirks);
+      app.dataset.applyDetailQuirks(profile.details);
       app.window = profile.rateLimitPerMinute ? new SlidingWindow(profile.rateLimitPerMinute) : null;
       app.listing = newListingState();
     }
@@ -180,7 +186,9 @@ export class SimulatorHandler {
     if (target.badParam) return this.error(400, 'ERR_BAD_REQUEST', 'The sessionId is not valid percent-encoding: encode it with encodeURIComponent', seq);
     if (target.param === '') return this.error(400, 'ERR_EMPTY_CALL_SESSION_ID', 'The sessionId is missing from the path', seq);
     const index = app.dataset.findIndex(target.param);
-    const body = index === null ? null : app.dataset.getCallBody(index);
+    const imposed = index !== null && app.dataset.details.active ? detailGetReply(app.dataset, index) : null;
+    if (imposed !== null && imposed !== 'not-found') return imposed;
+    const body = index === null || imposed === 'not-found' ? null : app.dataset.getCallBody(index);
     if (body === null) {
       app.stats.notFound++;
       return this.error(404, 'ERR_CALL_SESSION_NOT_FOUND', `The call session ${target.param} does not exist`, seq);
@@ -261,9 +269,10 @@ export class SimulatorHandler {
 
   private send(res: ServerResponse, app: AppRuntime | null, reply: Reply, delayMs: number, truncate: boolean): void {
     const headers: OutgoingHttpHeaders = {
-      'content-type': reply.html ? HTML_TYPE : JSON_TYPE,
+      'content-type': reply.contentType ?? (reply.html ? HTML_TYPE : JSON_TYPE),
       'content-length': Buffer.byteLength(reply.body),
     };
+    if (reply.location !== undefined) headers.location = reply.location;
     const window = app?.window;
     if (app && window) {
       const [limit, remaining, reset] = app.limitHeaders;

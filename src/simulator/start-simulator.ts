@@ -138,7 +138,12 @@ export async function startSimulator(opts: SimulatorOptions): Promise<Simulator>
       const added = o.newCalls ? ds.addNewest(o.newCalls) : [];
       const backdated = o.backdatedCalls ? ds.addBackdated(o.backdatedCalls.count, o.backdatedCalls.hoursAgo) : [];
       const revealed = o.revealLongCall ? [ds.revealLongCall(o.revealLongCall.startedDaysAgo)] : [];
-      return { ended, recorded, added, backdated, revealed };
+      const settled = o.settleLateDetails ? ds.settleLateDetails() : [];
+      return { ended, recorded, added, backdated, revealed, settled };
+    },
+    detailQuirkCalls(appId: string) {
+      const ds = appOf(appId).dataset;
+      return ds.details.describe((i) => ds.sessionIdOf(i), () => [...ds.truthCalls()].filter((c) => c.hasTranscription === true).map((c) => c.sessionId));
     },
     close() {
       closing ??= new Promise<void>((resolve) => {

@@ -37,5 +37,6 @@ export function buildTruth(ds: AppDataset): AppTruth {
       groups.set(guid, ds.groups.members(k).members.map((m) => m.uid));
     }
   }
-  return { appId: ds.ctx.appId, region: ds.ctx.region, calls, notFound, malformed, groups, deletedGroups, removed };
+  const unusableDetail = new Set(ds.details.unusablePending().map((i) => ds.sessionIdOf(i)));
+  return { appId: ds.ctx.appId, region: ds.ctx.region, calls, notFound, malformed, groups, deletedGroups, removed, unusableDetail };
 }

@@ -25,14 +25,30 @@ export interface TruthRecording {
   recordingUrl: string | null;
 }
 
+/** A JSON value as received (metaData, tags). */
+export type TruthJson = null | boolean | number | string | TruthJson[] | { [key: string]: TruthJson };
+
+/** One transcription of a call, as the service sends it (transcriptDate is ISO text). */
+export interface TruthTranscription {
+  tid: string;
+  mid: string;
+  roomName: string;
+  startTime: number;
+  endTime: number;
+  transcriptDate: string;
+  transcriptUrl: string;
+}
+
 export interface TruthCall {
   sessionId: string;
-  type: string;
+  /** null when the call arrives without `type` (detail quirk callsWithoutType). */
+  type: string | null;
   mode: string;
   receiverType: string;
   receiver: string | null;
   initiator: string | null;
-  status: string;
+  /** null when the call arrives without `status` (detail quirk callsWithoutType). */
+  status: string | null;
   totalAudioMinutes: number;
   totalVideoMinutes: number;
   totalDurationMinutes: number;
@@ -48,6 +64,16 @@ export interface TruthCall {
   relation: TruthRelation;
   /** Codes of the checks this call fails on purpose, e.g. 'audio_plus_video_ne_total'. */
   issues: string[];
+  // Present only under the transcriptions detail quirk (a sync then must store them as received);
+  // absent, they are not checked.
+  /** false when the call says false or nothing. */
+  hasTranscription?: boolean;
+  /** The transcriptions sent (at most 5, newest first). */
+  transcriptions?: TruthTranscription[];
+  /** metaData as received; null when absent. */
+  metaData?: TruthJson;
+  /** tags as received; null when absent. */
+  tags?: TruthJson;
 }
 
 export interface AppTruth {
@@ -72,4 +98,9 @@ export interface AppTruth {
    * A client that stored them before they vanished keeps its rows; compare only calls in `calls`.
    */
   removed: Set<string>;
+  /**
+   * Calls (in `calls`, whole) whose Get Call has not answered properly yet (detail quirk
+   * unusableGet): a sync cannot have their details, so it must say so (partial) until it has.
+   */
+  unusableDetail: Set<string>;
 }

@@ -61,6 +61,8 @@ export interface FaultProfile {
   faultSeed?: number;
   /** How List Calls pages, sorts and describes itself: the undocumented parts (README, Listing quirks). */
   quirks?: ListingQuirks;
+  /** What list entries and Get Call answers hold, and how Get Call can fail to answer (README, Detail quirks). */
+  details?: DetailQuirks;
 }
 
 /**
@@ -109,6 +111,79 @@ export interface ListingQuirks {
    * `startedDaysAgo` (default 60) days ago are running until then, so the drop crosses pages.
    */
   endLiveWhilePaging?: { afterPage: number; liveCalls?: number; startedDaysAgo?: number };
+}
+
+/**
+ * How Get Call answers a call it cannot give ('error-body-200' carries `errorCode`, default
+ * ERR_CALL_SESSION_NOT_FOUND; 'redirect' is a 302 to another host).
+ */
+export type UnusableGetAnswer =
+  | 'empty-object'
+  | 'null'
+  | 'empty-array'
+  | 'no-session-id'
+  | 'other-session'
+  | 'html-200'
+  | 'non-json-200'
+  | 'error-body-200'
+  | 'redirect';
+
+/** `calls` listed calls whose list entry is incomplete and whose Get Call answers `answer`. */
+export interface UnusableGetSpec {
+  calls: number;
+  answer: UnusableGetAnswer;
+  /** The code of 'error-body-200' (default ERR_CALL_SESSION_NOT_FOUND; e.g. ERR_TOO_MANY_REQUESTS). */
+  errorCode?: string;
+  /** 'forever' (default), or k >= 2: the k-th Get Call request for the call and later ones answer properly. */
+  until?: 'forever' | number;
+}
+
+/**
+ * What list entries and Get Call answers hold: the shapes the documentation permits but no
+ * example shows (api-facts.md), and the ways Get Call fails to answer. Each is switchable alone and
+ * combinable; each affected call carries one of them at most (`sim.detailQuirkCalls()` names them).
+ * Unset, List and Get answer byte for byte as without them.
+ */
+export interface DetailQuirks {
+  /** Every List entry leaves minutes out (participants without minutes, call totals absent, or both); Get Call answers the whole call. */
+  summaryListEntries?: boolean;
+  /** Calls whose Get Call answers something unusable (several specs pick disjoint calls). */
+  unusableGet?: UnusableGetSpec | UnusableGetSpec[];
+  /** Ended calls whose recordings, minutes or endedAt appear only at advance({ settleLateDetails }); their List entry never changes. */
+  lateDetails?: { calls: number };
+  /** Calls with one participant whose uid is absent (alternately '' ); the truth has uid ''. */
+  participantsWithoutUid?: number;
+  /** Calls without `type` (truth null), plus one without `status` (truth null) and one of type 'screenshare'. */
+  callsWithoutType?: number;
+  /** Calls with a negative participant minute figure, and calls with minutes far beyond the wall clock (or over 24 h). */
+  implausibleMinutes?: { negative?: number; huge?: number };
+  /** Live calls whose next 2 Get Call requests answer ERR_CALL_SESSION_NOT_FOUND; they end at advance({ endOngoing }). */
+  liveBrieflyNotFound?: number;
+  /** Calls stuck `initiated`, initiated 10+ days before now; nothing ever ends them. */
+  stuckInitiated?: number;
+  /** hasTranscription/transcriptions on some ended calls, and metaData/tags in variants on every call. */
+  transcriptions?: boolean;
+  /** Calls listed twice (same or next page), each entry with part of the participants; Get Call answers the whole call. */
+  duplicateEntries?: number;
+}
+
+/** The calls each detail quirk affects (chosen at setFaults), by sessionId. */
+export interface DetailQuirkCalls {
+  /** Per spec of `unusableGet`, in the order given. */
+  unusableGet: string[][];
+  lateDetails: string[];
+  /** Whether advance({ settleLateDetails }) has run since setFaults. */
+  lateDetailsSettled: boolean;
+  participantsWithoutUid: { absent: string[]; empty: string[] };
+  callsWithoutType: { noType: string[]; noStatus: string[]; unknownType: string[] };
+  implausibleMinutes: { negative: string[]; huge: string[] };
+  liveBrieflyNotFound: string[];
+  stuckInitiated: string[];
+  duplicateEntries: string[];
+  /** Calls with hasTranscription true (transcriptions quirk). */
+  transcribed: string[];
+  /** Get Call requests each affected call has had since setFaults (answered requests only, not 429s or faults). */
+  gets: Map<string, number>;
 }
 
 export interface SimulatorOptions {
@@ -161,6 +236,8 @@ export interface AdvanceOptions {
    * its startedAt `startedDaysAgo` days back. It is in the truth only from now on.
    */
   revealLongCall?: { startedDaysAgo: number };
+  /** The late details of `details.lateDetails` calls appear (Get Call and the truth; their List entries stay as they were). */
+  settleLateDetails?: boolean;
 }
 
 export interface AdvanceResult {
@@ -170,6 +247,8 @@ export interface AdvanceResult {
   /** backdatedCalls, newest first. */
   backdated: string[];
   revealed: string[];
+  /** settleLateDetails: the calls whose details appeared. */
+  settled: string[];
 }
 
 export interface Simulator {
@@ -187,6 +266,8 @@ export interface Simulator {
   /** The truth's calls one at a time, newest first, without holding them all. */
   truthCalls(appId: string): IterableIterator<TruthCall>;
   advance(appId: string, opts: AdvanceOptions): AdvanceResult;
+  /** Which calls each detail quirk affects, and their Get Call request counts. */
+  detailQuirkCalls(appId: string): DetailQuirkCalls;
   /** Closes the server and every keep-alive socket; pending stalls are dropped. */
   close(): Promise<void>;
 }

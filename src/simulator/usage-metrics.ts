@@ -11,7 +11,24 @@ export interface UsageMetrics {
 /** What the sum needs of the dataset. */
 export interface UsageSource {
   truthCall(index: number): TruthCall | null;
-  readonly ctx: { readonly timeline: { startedAt(index: number): number } };
+  readonly ctx: { readonly now: number; readonly timeline: { startedAt(index: number): number; firstIndexAtOrAfter(t: number, count: number): number } };
+}
+
+/**
+ * Usage metrics of calls with startedAt in [from, to), memoised per window. Without time overlays
+ * (`moved` false) the window is found by binary search on the monotonic timeline; overlays move
+ * calls in time, so then every call is looked at (quirk datasets are small).
+ */
+export function windowedUsage(src: UsageSource, count: number, moved: boolean, memo: Map<string, UsageMetrics>, from: number, to: number): UsageMetrics {
+  const tl = src.ctx.timeline;
+  const lo = moved ? 0 : tl.firstIndexAtOrAfter(from, count);
+  const hi = moved ? count : to > from ? tl.firstIndexAtOrAfter(to, count) : lo;
+  const key = moved ? `t${from}:${to}` : `${lo}:${hi}`;
+  const known = memo.get(key);
+  if (known) return known;
+  const result = sumUsage(src, lo, hi, moved ? { from, to } : null, src.ctx.now);
+  memo.set(key, result);
+  return result;
 }
 
 /**
