@@ -75,16 +75,20 @@ export function roundMinutes(n: number): number {
 /**
  * Billing figures of a period, set-based in SQL over `call_reconciliation` (a call belongs to the
  * period of its started_at). Rows come sorted by app, region, type, with each app's 'all' row last.
+ * Flagged calls count in `calls` but their minutes only in `flagged_user_minutes` (see BillingRow).
  */
 export async function computeBilling(db: Kysely<Database>, period: Period, opts: { appIds?: readonly string[] } = {}): Promise<BillingRow[]> {
   const apps = opts.appIds?.length ? sql`and app_id in (${sql.join(opts.appIds.map((a) => sql`${a}`))})` : sql``;
   // Minutes of unflagged calls only; the flagged ones' user-minutes go to their own column.
   const ok = (expr: string) => sql.raw(`sum(case when flagged = 0 then ${expr} else 0 end)`);
+  // A literal, not a parameter: PostgreSQL matches the select and GROUP BY expressions only when
+  // they are the same text, and two parameters are two expressions to it.
+  const noType = sql.lit(NO_TYPE);
   // One pass over the period's calls: each app's 'all' row is the sum of its type rows (a second
-  // GROUP BY over a million calls cost as much as the first). GROUP BY puts NULL types together.
+  // GROUP BY over a million calls cost as much as the first). Calls without a type are one row.
   const byType = (
     await sql<AggRow>`
-      select app_id, region, coalesce(type, ${NO_TYPE}) as type,
+      select app_id, region, coalesce(type, ${noType}) as type,
              count(*) as calls,
              sum(is_final) as final_calls,
              ${ok('participant_audio_minutes')} as participant_audio_minutes,
@@ -102,7 +106,7 @@ export async function computeBilling(db: Kysely<Database>, period: Period, opts:
              sum(case when flagged = 1 then participant_total_minutes else 0 end) as flagged_user_minutes
       from call_reconciliation
       where started_at >= ${period.start} and started_at < ${period.end} ${apps}
-      group by app_id, region, type`.execute(db)
+      group by app_id, region, coalesce(type, ${noType})`.execute(db)
   ).rows;
   const rows = [...byType, ...appTotals(byType)].map((a) => toBillingRow(a, period));
   return rows.sort((x, y) => cmp(x.app_id, y.app_id) || cmp(x.region, y.region) || cmp(x.type === 'all' ? '\uffff' : x.type, y.type === 'all' ? '\uffff' : y.type));
