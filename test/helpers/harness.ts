@@ -38,6 +38,9 @@ export function testConfig(sim: Simulator, appIds: string[], database: string, e
     database,
     apps: appIds.map((appId) => ({ appId, region: 'us', apiKeyEnv: KEY_ENV, requestsPerMinute: 100_000, ...sim.baseUrls(appId), ...appExtra })),
     requestTimeoutMs: 2_000,
+    // The simulator's clock stands at 2025-12-01 by default while liveMaxDays is measured on the
+    // wall clock: its few live calls would be a year old, hence stale. Tests about staleness set it.
+    liveMaxDays: 3650,
     ...extra,
   };
 }

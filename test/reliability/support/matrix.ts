@@ -75,6 +75,8 @@ export function settingsAt(
       database,
       apps: [{ appId: 'app1', region: 'us', apiKeyEnv: KEY_ENV, requestsPerMinute: 100_000, ...urls, ...app }],
       requestTimeoutMs: 2_000,
+      // The simulator's clock stands at 2025-12-01; liveMaxDays is measured on the wall clock.
+      liveMaxDays: 3650,
       ...extra,
     },
     { CALLSYNC_RETRY_BASE_MS: '5', ...env },
