@@ -72,7 +72,8 @@ async function open(name: string, details: DetailQuirks, calls = 300, pageSize =
     now: Math.floor(Date.now() / 1000) - 3600,
   });
   const db = join(tmp.dir, `${name.replace(/\W+/g, '-')}.db`);
-  return { name, sim, db, settings: testSettings(sim, [APP], db, { pageSize }), runs: 0 };
+  // The contract's defaults, stated: the harness sets liveMaxDays far out for simulators a year behind.
+  return { name, sim, db, settings: testSettings(sim, [APP], db, { pageSize, liveMaxDays: 7, settleDays: 3 }), runs: 0 };
 }
 
 /** One sync, held to the rule, and to ok-and-exact when `expectation` says a correct client gets everything. */
