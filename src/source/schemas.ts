@@ -95,15 +95,25 @@ export const ApiRecordingSchema = z.looseObject({
   duration: looseNumber.optional().nullable(),
 });
 
-/** Transcriptions (api-facts.md): at most the five newest, on calls with hasTranscription. */
+/** A time as unix seconds (or ms), or as an ISO 8601 date text; null when it is neither. */
+const anyTime = z.union([unixSeconds, text.transform((t) => {
+  const ms = Date.parse(t);
+  return Number.isFinite(ms) ? Math.round(ms / 1000) : null;
+})]);
+
+/**
+ * Transcriptions (api-facts.md): at most the five newest, on calls with hasTranscription. No
+ * schema publishes their types (transcriptDate is seen as a date text), so every field falls back
+ * to null rather than costing the call its minutes.
+ */
 export const ApiTranscriptionSchema = z.looseObject({
-  tid: z.union([text, z.number()]).optional().nullable(),
-  mid: text.optional().nullable(),
-  roomName: text.optional().nullable(),
-  startTime: unixSeconds.optional().nullable(),
-  endTime: unixSeconds.optional().nullable(),
-  transcriptDate: unixSeconds.optional().nullable(),
-  transcriptUrl: text.optional().nullable(),
+  tid: z.union([text, z.number()]).optional().nullable().catch(null),
+  mid: text.optional().nullable().catch(null),
+  roomName: text.optional().nullable().catch(null),
+  startTime: anyTime.optional().nullable().catch(null),
+  endTime: anyTime.optional().nullable().catch(null),
+  transcriptDate: anyTime.optional().nullable().catch(null),
+  transcriptUrl: text.optional().nullable().catch(null),
 });
 
 export const ApiCallSchema = z.looseObject({
@@ -135,7 +145,7 @@ export const ApiCallSchema = z.looseObject({
   recordings: z.array(ApiRecordingSchema).optional().nullable(),
   recordingUrl: text.optional().nullable(),
   hasTranscription: looseBoolean.optional().nullable(),
-  transcriptions: z.array(ApiTranscriptionSchema).optional().nullable(),
+  transcriptions: z.array(ApiTranscriptionSchema).optional().nullable().catch(null),
   metaData: z.unknown().optional(),
   tags: z.unknown().optional(),
 }).refine(...notTooDeep);
