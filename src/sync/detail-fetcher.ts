@@ -97,10 +97,15 @@ export class DetailFetcher {
     }
     const now = d.nowSeconds();
     if (!got.found) {
-      if (p.live && (p.retryAttempts ?? 0) + 1 < LIVE_NOT_FOUND_RUNS) {
-        // A live call briefly unknown to Get Call: asked again on the next runs before it is taken as gone.
+      const strike = (p.retryAttempts ?? 0) + 1;
+      if (p.live && strike < LIVE_NOT_FOUND_RUNS) {
+        // A live call briefly unknown to Get Call: asked again on the next runs before it is taken
+        // as gone; meanwhile it lacks details like any call Get Call could not supply.
+        d.counters.failedCalls++;
         w.retries.push({ sessionId: id, reason: 'live_not_found' });
-        if (p.json !== undefined) w.rows.push(apiCallToRows(p.call, undefined, { appId: d.appId, region: d.region, now, source: 'list', listFingerprint: p.listFingerprint, rawJson: p.json }));
+        if (p.json !== undefined) {
+          w.rows.push(apiCallToRows(p.call, undefined, { appId: d.appId, region: d.region, now, source: 'list', listFingerprint: p.listFingerprint, rawJson: p.json, detailError: `Get Call did not know this live call (run ${strike} of ${LIVE_NOT_FOUND_RUNS} before it is taken as gone)` }));
+        }
         return;
       }
       d.counters.notFound++;

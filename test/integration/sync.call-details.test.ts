@@ -146,7 +146,8 @@ describe('sync against detail quirks: the minutes reach the database, or the run
     { calls: 3, answer: 'other-session' },
     { calls: 3, answer: 'html-200' },
     { calls: 3, answer: 'non-json-200' },
-    { calls: 3, answer: 'error-body-200' },
+    // An error code callsync does not know: not the call, so unusable (a not-found code is a not-found, below).
+    { calls: 3, answer: 'error-body-200', errorCode: 'ERR_UNEXPECTED' },
     { calls: 3, answer: 'error-body-200', errorCode: 'ERR_TOO_MANY_REQUESTS' },
     { calls: 3, answer: 'redirect' },
   ];
@@ -188,6 +189,23 @@ describe('sync against detail quirks: the minutes reach the database, or the run
       }
     });
   }
+
+  it('a 200 whose body is ERR_CALL_SESSION_NOT_FOUND is a not-found: kept as listed with not_found_at, not retried', async () => {
+    const name = '200 with ERR_CALL_SESSION_NOT_FOUND';
+    const k = await open(name, { unusableGet: { calls: 3, answer: 'error-body-200', errorCode: 'ERR_CALL_SESSION_NOT_FOUND' } });
+    const ids = k.sim.detailQuirkCalls(APP).unusableGet[0]!;
+    // The simulator's truth still has these calls; the service told us they are gone, and that is
+    // what the database must say (not the exact-or-loud rule against the truth, for these three).
+    const r = (await syncWith(k.settings)).results[0]!;
+    const diff = await withStore(k.db, (st) => diffAgainstTruth(st.db, k.sim.truth(APP)));
+    expect(r.status, r.error).toBe('ok');
+    expect(r.notFound).toBe(3);
+    expect(diffBesides(diff, ids).slice(0, 5)).toEqual([]);
+    const rows = await inDb(k, (db) => callRows(db, APP));
+    for (const id of ids) expect(num(rows.get(id), 'not_found_at'), id).toBeGreaterThan(0);
+    const retries = await inDb(k, (db) => detailRetries(db, APP));
+    if (typeof retries !== 'string') for (const id of ids) expect(retries.has(id), id).toBe(false);
+  });
 
   it('every unusable answer until the 2nd Get Call: a later run completes the calls, exact and ok, retries cleared', async () => {
     const specs: UnusableGetSpec[] = ANSWERS.map((s) => ({ ...s, calls: 1, until: 2 }));
