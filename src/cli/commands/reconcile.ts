@@ -32,7 +32,12 @@ function render(report: ReconcileReport, format: 'table' | 'csv' | 'json'): stri
   );
   if (format === 'csv') return `${summary}\r\n${mismatches}`;
   const shown = report.mismatches.length < report.mismatchCount ? ` (the ${report.mismatches.length} worst shown; --limit for more)` : '';
-  return `Reconciliation per app and relation (tolerance ${report.tolerance} min):\n${summary}\n${report.mismatchCount} mismatch(es)${shown}${report.mismatchCount ? ', worst first:' : '.'}\n${report.mismatchCount ? mismatches : ''}`;
+  const raised = report.issueCounts.filter((i) => i.calls > 0);
+  const issues = raised.length ? `Calls per issue code (docs/schema.md explains each): ${raised.map((i) => `${i.issue} ${i.calls}`).join(', ')}\n` : '';
+  const flagged = report.flaggedCalls
+    ? `${report.flaggedCalls} call(s) with implausible minutes (${report.flaggedUserMinutes.toFixed(2)} user-minutes) are flagged and kept out of the totals of billing exports.\n`
+    : '';
+  return `Reconciliation per app and relation (tolerance ${report.tolerance} min):\n${summary}\n${issues}${flagged}${report.mismatchCount} mismatch(es)${shown}${report.mismatchCount ? ', worst first:' : '.'}\n${report.mismatchCount ? mismatches : ''}`;
 }
 
 export function registerReconcile(program: Command): void {
