@@ -1,12 +1,12 @@
-import { join } from 'node:path';
 import type { Kysely } from 'kysely';
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Settings } from '../../src/config/load.js';
 import { startSimulator, type AdvanceOptions, type AppTruth, type DetailQuirks, type Simulator, type UnusableGetSpec } from '../../src/simulator/index.js';
 import type { Database } from '../../src/store/schema.js';
 import type { AppSyncResult, SyncOptions } from '../../src/sync/sync-app.js';
 import { callRows, detailRetries, listEntries, num, reconciliationIssues, rejectedKeys, tableRows, type Row } from '../helpers/detail-db.js';
 import { branchOf, expectExactOrLoud, expectLoudNamesProblem, type Branch } from '../helpers/exact-or-loud.js';
+import { databaseFactory, testDialects } from '../helpers/databases.js';
 import { syncWith, tempDir, TEST_KEY, testSettings, withStore } from '../helpers/harness.js';
 import { diffAgainstTruth } from '../helpers/truth-diff.js';
 
@@ -17,7 +17,7 @@ import { diffAgainstTruth } from '../helpers/truth-diff.js';
  * client can get everything to ok-and-exact, and each behaviour to its part of the contract:
  * details_source/detail_error and detail_retries for calls Get Call cannot complete, not_found_at only
  * after repeated not-found, stale_at for stuck calls, re-fetching unsettled calls, calls kept whatever
- * fields they lack, transcriptions stored. SQLite only. Failures are soft (expect.soft) so every run
+ * fields they lack, transcriptions stored. SQLite and PostgreSQL. Failures are soft (expect.soft) so every run
  * of a case is recorded; the table of branches is printed at the end.
  */
 
@@ -51,6 +51,8 @@ interface Run {
 
 let sim: Simulator | undefined;
 const tmp = tempDir('callsync-details-');
+const dialects = await testDialects();
+let databases: ReturnType<typeof databaseFactory> | undefined;
 afterEach(async () => {
   await sim?.close();
   sim = undefined;
@@ -71,7 +73,7 @@ async function open(name: string, details: DetailQuirks, calls = 300, pageSize =
     faults: { details },
     now: Math.floor(Date.now() / 1000) - 3600,
   });
-  const db = join(tmp.dir, `${name.replace(/\W+/g, '-')}.db`);
+  const db = await databases!.fresh(name.replace(/\W+/g, '-'));
   // The contract's defaults, stated: the harness sets liveMaxDays far out for simulators a year behind.
   return { name, sim, db, settings: testSettings(sim, [APP], db, { pageSize, liveMaxDays: 7, settleDays: 3 }), runs: 0 };
 }
@@ -131,7 +133,14 @@ async function expectKeptWhole(k: Case, ids: readonly string[], truth: AppTruth,
   return rows;
 }
 
-describe('sync against detail quirks: the minutes reach the database, or the run says which calls lack them', () => {
+describe.each(dialects)('sync against detail quirks: the minutes reach the database, or the run says which calls lack them (%s)', (dialect) => {
+  beforeAll(() => {
+    databases = databaseFactory(dialect, tmp.dir);
+  });
+  afterAll(async () => {
+    await databases?.dropAll();
+  });
+
   it('summary list entries: Get Call supplies the minutes the listing leaves out', async () => {
     const k = await open('summary list entries', { summaryListEntries: true });
     await run(k, 'exact');
