@@ -56,6 +56,9 @@ describe('the callsync CLI as a subprocess', () => {
     const badDate = await runCli(['sync', '--config', valid, '--since', 'last tuesday'], { [KEY_ENV]: TEST_KEY });
     expect(badDate.stderr).toContain('--since');
     expect(badDate.code).toBe(2);
+    const refetchAll = await runCli(['sync', '--config', valid, '--refetch'], { [KEY_ENV]: TEST_KEY });
+    expect(refetchAll.code).toBe(2);
+    expect(refetchAll.stderr).toMatch(/--refetch needs a window/);
   });
 
   it('exits 1 with one line when the listing cannot be proved complete, and names the listing in the summary', async () => {
