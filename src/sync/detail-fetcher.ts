@@ -24,6 +24,13 @@ export interface DetailFetcherDeps {
   log: Logger;
   counters: DetailCounters;
   signal?: AbortSignal | undefined;
+  /** Calls the follow-up passes may ask for (live before this run, on the retry list): see `fetched`. */
+  watch: ReadonlySet<string>;
+}
+
+/** The same test as the unsettled pass's query (calls-repo listUnsettledCalls), on a row about to be written. */
+function looksUnsettled(c: CallRows['call']): boolean {
+  return c.is_final === 1 && ((c.has_recording === 1 && c.recording_rows === 0) || ((c.joined_devices ?? 0) > 0 && c.participant_total_minutes === 0) || c.ended_at == null);
 }
 
 /** Get Call answers not-found this many runs in a row before a live call is taken as gone. */
@@ -42,7 +49,11 @@ export const LIVE_NOT_FOUND_RUNS = 3;
  */
 export class DetailFetcher {
   #fatal: string | undefined;
-  /** Calls Get Call was asked for in this run: the retry and settle passes skip them. */
+  /**
+   * Calls Get Call was asked for in this run that a follow-up pass would otherwise ask again: those
+   * in `watch`, those that did not come out whole, and those that still look unsettled. Only these
+   * are kept, so memory stays small when every listed call is fetched (detailFetch always).
+   */
   readonly fetched = new Set<string>();
 
   constructor(private readonly d: DetailFetcherDeps) {}
@@ -74,8 +85,9 @@ export class DetailFetcher {
     const { d } = this;
     if (this.#fatal || d.signal?.aborted) return;
     const id = p.call.sessionId;
-    this.fetched.add(id);
+    if (d.watch.has(id)) this.fetched.add(id);
     const unusable = (reason: string, kind: 'unusable_detail' | 'get_failed'): void => {
+      this.fetched.add(id);
       d.counters.failedCalls++;
       w.retries.push({ sessionId: id, reason: kind });
       if (p.json !== undefined) {
@@ -98,6 +110,7 @@ export class DetailFetcher {
     const now = d.nowSeconds();
     if (!got.found) {
       const strike = (p.retryAttempts ?? 0) + 1;
+      this.fetched.add(id);
       if (p.live && strike < LIVE_NOT_FOUND_RUNS) {
         // A live call briefly unknown to Get Call: asked again on the next runs before it is taken
         // as gone; meanwhile it lacks details like any call Get Call could not supply.
@@ -129,6 +142,7 @@ export class DetailFetcher {
     }
     const row = apiCallToRows(parsed.call, got.raw, { appId: d.appId, region: d.region, now, source: 'detail', listFingerprint: p.listFingerprint, rawJson: json });
     if (p.json !== undefined && row.call.is_final === 0) onLive(id);
+    if (looksUnsettled(row.call)) this.fetched.add(id);
     w.rows.push(row);
     w.cleared.push(id);
   }

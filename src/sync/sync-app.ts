@@ -12,7 +12,7 @@ import { CallListing, type ListingOutcome } from '../source/paginate-calls.js';
 import { RequestPacer } from '../source/request-pacer.js';
 import type { ApiCall } from '../source/schemas.js';
 import { hasStoredCalls, upsertCalls, loadCallStates, listLiveCalls, markNotFound, type StoredCallState } from '../store/calls-repo.js';
-import { clearRetries, recordRetries } from '../store/retries-repo.js';
+import { clearRetries, listRetries, recordRetries } from '../store/retries-repo.js';
 import { getSyncState, insertRejected, saveSyncState, startRun, updateRun } from '../store/runs-repo.js';
 import type { Database } from '../store/schema.js';
 import type { Logger } from '../log/logger.js';
@@ -129,9 +129,12 @@ export async function syncApp(deps: SyncDeps, settings: Settings, app: AppSettin
       for (const w of batch) r.callsWritten += w.rows.length;
       progress();
     });
+    // The follow-up passes may ask for live and retry-listed calls: the fetcher notes which of these
+    // it already asked in this run (a small set, whatever the size of the listing).
+    const watch = backfill ? new Set<string>() : new Set([...liveBefore, ...(await listRetries(db, app.appId, app.region)).map((x) => x.sessionId)]);
     const fetcher = new DetailFetcher({
       api, limit: pLimit(settings.concurrency), appId: app.appId, region: app.region, runId: opts.runId,
-      nowSeconds: () => unixSeconds(clock), log, counters: r, signal: opts.signal,
+      nowSeconds: () => unixSeconds(clock), log, counters: r, signal: opts.signal, watch,
     });
     const fetchAndWrite = async (pending: Pending[]): Promise<void> => {
       const w = await fetcher.complete([], pending, [], (id) => listedLive.add(id));
