@@ -19,6 +19,8 @@ export const AppConfigSchema = z.strictObject({
   callsBaseUrl: baseUrl.optional(),
   chatBaseUrl: baseUrl.optional(),
   requestsPerMinute: z.number().int().positive().max(100_000).default(DEFAULT_REQUESTS_PER_MINUTE),
+  /** Plain http:// to a host that is not loopback would send the key in clear: refused unless this is set. */
+  allowInsecureHttp: z.boolean().default(false),
 });
 
 export const DETAIL_FETCH_MODES = ['auto', 'always'] as const;
@@ -38,6 +40,16 @@ export const ConfigFileSchema = z.strictObject({
   settleDays: z.number().min(0).max(365).default(3),
   /** A call live (initiated/ongoing) longer than this is marked stale and no longer fetched every run. */
   liveMaxDays: z.number().min(1).max(3650).default(7),
+  /** Largest response body read (bytes, while streaming); a larger one is a non-retryable error for that request. */
+  maxResponseBytes: z.number().int().min(1024).max(2 ** 31).default(32 * 1024 * 1024),
+  /** List Calls pages one app may read in one run; hitting it fails the app loudly (an endless listing). */
+  maxPagesPerRun: z.number().int().min(1).max(10_000_000).default(100_000),
+  /** Members one group may have; hitting it fails the app loudly (an endless member listing). */
+  maxMembersPerGroup: z.number().int().min(1).max(10_000_000).default(1_000_000),
+  /** `callsync query` on PostgreSQL: the server cancels a statement running longer than this. */
+  queryTimeoutSeconds: z.number().int().min(1).max(86_400).default(60),
+  /** Name of an environment variable holding the PostgreSQL password (PGPASSWORD is read too), so it need not sit in the URL. */
+  databasePasswordEnv: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be an environment variable name such as CALLSYNC_DB_PASSWORD').optional(),
   /** perPage asked of List Calls; the server may answer with fewer. */
   pageSize: z.number().int().min(1).max(1000).default(100),
   requestTimeoutMs: z.number().int().min(100).max(600_000).default(30_000),
