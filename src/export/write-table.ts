@@ -14,15 +14,33 @@ export function formatRows<T extends object>(rows: readonly T[], columns: readon
     return `${JSON.stringify(out, null, 2)}\n`;
   }
   const records = rows.map((r) => columns.map((c) => csvValue((r as Record<string, Cell>)[c], c)));
-  return stringify(records, { header: true, columns: [...columns], record_delimiter: '\r\n' });
+  // csv-stringify quotes a field holding the whole record delimiter (CRLF) but not a lone CR or LF,
+  // which spreadsheets and many parsers take as a row break: any CR or LF is quoted.
+  return stringify(records, { header: true, columns: [...columns], record_delimiter: '\r\n', quoted_match: /[\r\n]/ });
 }
 
 const isMinutes = (column: string): boolean => column.endsWith('_minutes');
 
+/**
+ * Leading characters that make a spreadsheet read a cell as a formula (OWASP, CSV Injection):
+ * `=`, `+`, `-`, `@`, and tab and CR, which some spreadsheets skip before looking for one.
+ */
+const FORMULA_START = /^[=+\-@\t\r]/;
+
+/**
+ * Text from the service (type, status, session ids, uids) lands in CSV cells that finance opens in a
+ * spreadsheet; a cell such as `=HYPERLINK(...)` would run there. Such text gets a leading `'`,
+ * which spreadsheets show as text and do not evaluate. Numbers we format ourselves are left alone:
+ * a negative delta must stay a number.
+ */
+export function neutraliseFormula(text: string): string {
+  return FORMULA_START.test(text) ? `'${text}` : text;
+}
+
 function csvValue(v: Cell, column: string): string {
   if (v === null || v === undefined) return '';
   if (typeof v === 'number') return isMinutes(column) ? roundMinutes(v).toFixed(MINUTE_DECIMALS) : String(v);
-  return v;
+  return neutraliseFormula(v);
 }
 
 function jsonValue(v: Cell, column: string): Cell {
