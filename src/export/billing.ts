@@ -13,9 +13,13 @@ export interface UsageFigures {
   recordedMinutes: number;
 }
 
+/** What a billing row is: an app's total, or one call type of it. */
+export type BillingRowKind = 'total' | 'type';
+
 /**
- * One row per app, region, period and call type; `type` 'all' is the app's total, '(none)' the calls
- * stored without a type. Counts (`calls`, `final_calls`, `calls_*`) cover every call; the minute
+ * One row per app, region, period and call type, plus each app's total (`row_kind` 'total', `type`
+ * 'all'); '(none)' is the calls stored without a type. `type` is the service's text, so a call type
+ * named 'all' is possible: only `row_kind` tells a total from a type. Counts (`calls`, `final_calls`, `calls_*`) cover every call; the minute
  * figures cover the calls that are not `flagged` (implausible minutes: negative, beyond the wall
  * clock, over 24 h), whose user-minutes are in `flagged_user_minutes` instead. So no total is
  * inflated by a figure no call can have, and nothing is dropped unseen.
@@ -53,6 +57,8 @@ export interface BillingRow {
   flagged_calls: number;
   /** Their user-minutes, not in `user_minutes` nor in any other minutes column. */
   flagged_user_minutes: number;
+  /** 'total' for the app's total row, 'type' for a call type's; last column, after every older one. */
+  row_kind: BillingRowKind;
 }
 
 /** Column order of the CSV header (documented in docs/schema.md). */
@@ -61,11 +67,17 @@ export const BILLING_COLUMNS: readonly (keyof BillingRow)[] = [
   'participant_audio_minutes', 'participant_video_minutes', 'user_minutes', 'call_audio_minutes', 'call_video_minutes',
   'call_total_minutes', 'recording_minutes', 'calls_participant_sum', 'calls_wall_clock', 'calls_mismatch',
   'calls_incomplete', 'delta_minutes', 'usage_audio_minutes', 'usage_video_minutes', 'usage_recorded_minutes',
-  'usage_audio_delta_minutes', 'usage_video_delta_minutes', 'flagged_calls', 'flagged_user_minutes',
+  'usage_audio_delta_minutes', 'usage_video_delta_minutes', 'flagged_calls', 'flagged_user_minutes', 'row_kind',
 ];
 
 /** What the aggregate query returns: a billing row before the period labels and derived columns. */
-type AggRow = Omit<BillingRow, 'period' | 'period_start' | 'period_end' | 'timezone' | 'delta_minutes' | `usage_${string}`>;
+type AggRow = Omit<BillingRow, 'period' | 'period_start' | 'period_end' | 'timezone' | 'delta_minutes' | `usage_${string}` | 'row_kind'>;
+
+/** An aggregate row and whether it is a total (computed here) or a type row (from the query). */
+interface KindedAgg {
+  agg: AggRow;
+  kind: BillingRowKind;
+}
 
 export function roundMinutes(n: number): number {
   const r = Number(n.toFixed(MINUTE_DECIMALS));
@@ -74,7 +86,7 @@ export function roundMinutes(n: number): number {
 
 /**
  * Billing figures of a period, set-based in SQL over `call_reconciliation` (a call belongs to the
- * period of its started_at). Rows come sorted by app, region, type, with each app's 'all' row last.
+ * period of its started_at). Rows come sorted by app, region, type, with each app's total row last.
  * Flagged calls count in `calls` but their minutes only in `flagged_user_minutes` (see BillingRow).
  */
 export async function computeBilling(db: Kysely<Database>, period: Period, opts: { appIds?: readonly string[] } = {}): Promise<BillingRow[]> {
@@ -108,11 +120,15 @@ export async function computeBilling(db: Kysely<Database>, period: Period, opts:
       where started_at >= ${period.start} and started_at < ${period.end} ${apps}
       group by app_id, region, coalesce(type, ${noType})`.execute(db)
   ).rows;
-  const rows = [...byType, ...appTotals(byType)].map((a) => toBillingRow(a, period));
-  return rows.sort((x, y) => cmp(x.app_id, y.app_id) || cmp(x.region, y.region) || cmp(x.type === 'all' ? '\uffff' : x.type, y.type === 'all' ? '\uffff' : y.type));
+  const kinded: KindedAgg[] = [...byType.map((agg) => ({ agg, kind: 'type' as const })), ...appTotals(byType).map((agg) => ({ agg, kind: 'total' as const }))];
+  const rows = kinded.map((k) => toBillingRow(k.agg, k.kind, period));
+  // By kind before type: a call type the service names 'all' sorts among the types, not as the total.
+  return rows.sort((x, y) => cmp(x.app_id, y.app_id) || cmp(x.region, y.region) || kindOrder(x) - kindOrder(y) || cmp(x.type, y.type));
 }
 
-/** Each app's 'all' row: the column sums of its rows by type. */
+const kindOrder = (r: BillingRow): number => (r.row_kind === 'total' ? 1 : 0);
+
+/** Each app's total row (type 'all'): the column sums of its rows by type. */
 function appTotals(byType: readonly AggRow[]): AggRow[] {
   const totals = new Map<string, AggRow>();
   for (const r of byType) {
@@ -141,7 +157,7 @@ function cmp(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
 
-function toBillingRow(a: AggRow, period: Period): BillingRow {
+function toBillingRow(a: AggRow, kind: BillingRowKind, period: Period): BillingRow {
   const n = (v: number | null | undefined): number => Number(v ?? 0);
   return {
     period: period.label,
@@ -172,13 +188,14 @@ function toBillingRow(a: AggRow, period: Period): BillingRow {
     usage_video_delta_minutes: null,
     flagged_calls: n(a.flagged_calls),
     flagged_user_minutes: n(a.flagged_user_minutes),
+    row_kind: kind,
   };
 }
 
-/** Adds service-reported usage to each app's 'all' row (the service reports per app, not per type). */
+/** Adds service-reported usage to each app's total row (the service reports per app, not per type). */
 export function withUsage(rows: readonly BillingRow[], usage: ReadonlyMap<string, UsageFigures>): BillingRow[] {
   return rows.map((r) => {
-    const u = r.type === 'all' ? usage.get(`${r.app_id}/${r.region}`) : undefined;
+    const u = r.row_kind === 'total' ? usage.get(`${r.app_id}/${r.region}`) : undefined;
     if (!u) return r;
     return {
       ...r,

@@ -57,7 +57,7 @@ const ISSUE_INFO: Readonly<Record<string, string>> = {
 function header(data: ReportData, title: string): SafeHtml {
   const p = data.period;
   const tz = p.timezone;
-  const all = data.billing.filter((r) => r.type === 'all');
+  const all = data.billing.filter((r) => r.row_kind === 'total');
   const sum = (f: (r: BillingRow) => number): number => all.reduce((s, r) => s + f(r), 0);
   const mismatches = data.relations.find((r) => r.relation === 'mismatch')?.calls ?? 0;
   const apps = data.apps.length
@@ -84,14 +84,16 @@ function card(label: string, value: string): SafeHtml {
 }
 
 function billingSection(data: ReportData): SafeHtml {
-  const totals = data.billing.filter((r) => r.type === 'all');
+  // By row_kind, never by type: the service may name a call type 'all'.
+  const totals = data.billing.filter((r) => r.row_kind === 'total');
   const incomplete = totals.reduce((s, r) => s + r.calls_incomplete, 0);
   // Flagged minutes are left out of every total above: the reader must learn they exist and how many.
   const flagged = totals.reduce((s, r) => s + r.flagged_calls, 0);
   const flaggedMinutes = totals.reduce((s, r) => s + r.flagged_user_minutes, 0);
   const rows = data.billing.map(
-    (r) => html`<tr${r.type === 'all' ? html` class="total"` : html``}>
-<td>${r.app_id}</td><td>${r.region}</td><td>${r.type === 'all' ? 'All types' : r.type}</td>
+    // The total is marked by markup (its class, a bold label) that no escaped type text can produce.
+    (r) => html`<tr${r.row_kind === 'total' ? html` class="total"` : html``}>
+<td>${r.app_id}</td><td>${r.region}</td><td>${r.row_kind === 'total' ? html`<strong>All types</strong>` : r.type}</td>
 <td class="num">${formatCount(r.calls)}</td>
 <td class="num">${formatMinutes(r.participant_audio_minutes)}</td>
 <td class="num">${formatMinutes(r.participant_video_minutes)}</td>

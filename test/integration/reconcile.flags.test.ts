@@ -180,7 +180,7 @@ describe.each(dialects)('call_reconciliation flags odd calls; billing counts fla
     expect([csv.code, csv.stderr]).toEqual([0, '']);
     const records = parse(csv.stdout, { columns: true }) as Record<string, string>[];
     expect(Object.keys(records[0]!)).toEqual([...BILLING_COLUMNS]);
-    expect(BILLING_COLUMNS.slice(-2)).toEqual(['flagged_calls', 'flagged_user_minutes']);
+    expect(BILLING_COLUMNS.slice(-3)).toEqual(['flagged_calls', 'flagged_user_minutes', 'row_kind']);
     const flagged = cases.filter((c) => c.flagged);
     const allRow = records.find((r) => r.type === 'all')!;
     expect(Number(allRow.flagged_calls)).toBe(flagged.length);

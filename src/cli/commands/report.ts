@@ -50,7 +50,7 @@ export function registerReport(program: Command): void {
       if (!toStdout) mkdirSync(dirname(resolve(flags.out)), { recursive: true });
       await writeOutput(flags.out, renderReportHtml(data));
       if (!toStdout) {
-        const calls = data.billing.filter((r) => r.type === 'all').reduce((s, r) => s + r.calls, 0);
+        const calls = data.billing.filter((r) => r.row_kind === 'total').reduce((s, r) => s + r.calls, 0);
         const mismatches = data.relations.find((r) => r.relation === 'mismatch')?.calls ?? 0;
         console.log(`${flags.out}: report ${period.label} (${period.timezone}), ${data.apps.length} app(s), ${calls} calls, ${mismatches} mismatches`);
       }
