@@ -5,6 +5,25 @@ import { writeFileAtomic } from '../export/write-file.js';
 
 export type OutputFormat = 'table' | 'csv' | 'json';
 
+// Terminal control sequences: CSI (ESC [ … final byte), OSC/DCS/APC/PM/SOS strings (up to BEL or
+// ESC \, or to the end when unterminated), any other ESC + one byte, and the 8-bit C1 forms.
+// eslint-disable-next-line no-control-regex
+const ESCAPE_SEQUENCE = /\u001b\[[0-?]*[ -/]*[@-~]?|\u001b[\]PX^_][^\u0007\u001b\u009c]*(?:\u0007|\u001b\\|\u009c)?|\u001b[\s\S]?|\u009b[0-?]*[ -/]*[@-~]?|[\u0090\u009d\u009e\u009f][^\u0007\u001b\u009c]*(?:\u0007|\u001b\\|\u009c)?/g;
+// C0 controls but tab and line feed, a CR not ending a CRLF, DEL, and C1.
+// eslint-disable-next-line no-control-regex
+const CONTROL = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f]|\r(?!\n)/g;
+
+/**
+ * Text the service (or a database it filled) controls, made safe to print: escape sequences and
+ * control characters are removed, because an error message carrying ESC [ … or a bare CR can
+ * rewrite what the terminal shows (a fake "All apps synced OK"). Line breaks are kept unless
+ * `singleLine`, where a line break inside a value would forge a line of ours: it becomes a space.
+ */
+export function sanitizeForTerminal(text: string, opts: { singleLine?: boolean } = {}): string {
+  const clean = text.replace(ESCAPE_SEQUENCE, '').replace(CONTROL, '');
+  return opts.singleLine ? clean.replace(/\r?\n|\t/g, ' ') : clean;
+}
+
 export function parseFormat(value: string, allowed: readonly OutputFormat[]): OutputFormat {
   if (!(allowed as readonly string[]).includes(value)) throw new ConfigError(`--format ${JSON.stringify(value)}: use one of ${allowed.join(', ')}`);
   return value as OutputFormat;
@@ -17,6 +36,9 @@ function cellText(v: unknown): string {
   return String(v);
 }
 
+/** A table cell on a terminal: a service-controlled value can neither move the cursor nor break the row. */
+const tableCell = (v: unknown): string => sanitizeForTerminal(cellText(v), { singleLine: true });
+
 /** Columns and rows as a terminal table, RFC 4180 CSV, or JSON objects. */
 export function renderGrid(columns: readonly string[], rows: readonly (readonly unknown[])[], format: OutputFormat): string {
   if (format === 'json') {
@@ -25,7 +47,7 @@ export function renderGrid(columns: readonly string[], rows: readonly (readonly 
   }
   if (format === 'csv') return stringify(rows.map((r) => r.map(cellText)), { header: true, columns: [...columns], record_delimiter: '\r\n' });
   const table = new Table({ head: [...columns], style: { head: [], border: [] } });
-  for (const r of rows) table.push(r.map(cellText));
+  for (const r of rows) table.push(r.map(tableCell));
   return `${table.toString()}\n(${rows.length} row${rows.length === 1 ? '' : 's'})\n`;
 }
 

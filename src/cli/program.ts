@@ -17,6 +17,7 @@ import { registerSimulate } from './commands/simulate.js';
 import { registerSync } from './commands/sync.js';
 import { registerVerify } from './commands/verify.js';
 import { EXIT } from './exit-codes.js';
+import { sanitizeForTerminal } from './output.js';
 
 /** Builds the command tree; exported so tests can inspect it without spawning a process. */
 export function buildProgram(): Command {
@@ -51,7 +52,7 @@ export async function main(argv: readonly string[]): Promise<void> {
       return;
     }
     if (err instanceof ConfigError || err instanceof MigrationError || err instanceof QueryRefusedError) {
-      console.error(`callsync: ${err.message}`);
+      console.error(sanitizeForTerminal(`callsync: ${err.message}`, { singleLine: true }));
       process.exitCode = EXIT.USAGE;
       return;
     }
@@ -62,7 +63,7 @@ export async function main(argv: readonly string[]): Promise<void> {
       process.exitCode = EXIT.SYNC_FAILED;
       return;
     }
-    console.error(`callsync: unexpected error: ${(err as Error).stack ?? String(err)}`);
+    console.error(sanitizeForTerminal(`callsync: unexpected error: ${(err as Error).stack ?? String(err)}`));
     process.exitCode = EXIT.INTERNAL;
   }
 }

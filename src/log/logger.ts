@@ -17,8 +17,18 @@ export function createLogger(level: string, destination?: DestinationStream): Pi
       base: undefined,
       redact: { paths: ['apiKey', '*.apiKey', 'headers.apikey', '*.headers.apikey'], censor: '***' },
     },
-    destination ?? pino.destination({ dest: 2, sync: true }),
+    destination ?? escapeC1(pino.destination({ dest: 2, sync: true })),
   );
+}
+
+/**
+ * pino's JSON leaves DEL and C1 characters raw; a message quoting the service may carry the 8-bit
+ * CSI (U+009B), which a terminal tailing the log acts on. They become \u escapes: the same JSON value.
+ */
+function escapeC1(stream: DestinationStream): DestinationStream {
+  // eslint-disable-next-line no-control-regex
+  const c1 = /[\u007f-\u009f]/g;
+  return { write: (line: string) => stream.write(line.replace(c1, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)) };
 }
 
 export const silentLogger: Logger = {

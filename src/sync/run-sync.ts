@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
 import pLimit from 'p-limit';
 import type { Settings } from '../config/load.js';
+import { sanitizeForTerminal } from '../cli/output.js';
 import { saveTolerance } from '../reconcile/reconcile-report.js';
 import { PostgresAdapter } from 'kysely';
 import { migrateToLatest } from '../store/migrate.js';
@@ -171,5 +172,6 @@ export function formatAppSummary(r: AppSyncResult): string {
     `${r.requests} requests (${r.requestsByKind.list ?? 0} list, ${r.requestsByKind.get ?? 0} get, ${r.requestsByKind.members ?? 0} members), ` +
     `${r.retries} retries, ${r.rateLimited} rate-limited; ${fmtSeconds(r.durationMs)}` +
     (r.listingOrder ? `; listing ${r.listingOrder}, ${listingProof(r)}` : '');
-  return r.error ? `${head}: ${body}\n  error: ${r.error}` : `${head}: ${body}`;
+  // The error quotes the service (its messages, ids): printed as one clean line, never as escape sequences.
+  return r.error ? `${head}: ${body}\n  error: ${sanitizeForTerminal(r.error, { singleLine: true })}` : `${head}: ${body}`;
 }

@@ -4,6 +4,7 @@ import { resolveConfig } from '../../config/load.js';
 import { startSimulator } from '../../simulator/index.js';
 import { formatAppSummary, runSync } from '../../sync/run-sync.js';
 import { EXIT } from '../exit-codes.js';
+import { sanitizeForTerminal } from '../output.js';
 import { openRuntime } from '../runtime.js';
 
 const DEMO_KEY_ENV = 'CALLSYNC_DEMO_API_KEY';
@@ -63,7 +64,7 @@ export function registerDemo(program: Command): void {
             on r.app_id = c.app_id and r.session_id = c.session_id
           group by c.app_id, c.type order by c.app_id, c.type`.execute(rt.store.db);
         console.log('\nWhat is in the database now:');
-        console.table(totals.rows);
+        console.table(totals.rows.map((row) => ({ ...row, app_id: sanitizeForTerminal(row.app_id, { singleLine: true }), type: sanitizeForTerminal(row.type, { singleLine: true }) })));
         console.log(
           [
             '',

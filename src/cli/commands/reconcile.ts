@@ -4,7 +4,7 @@ import { reconcileReport, withTolerance, type ReconcileReport } from '../../reco
 import { isoUtc } from '../../export/period.js';
 import { EXIT } from '../exit-codes.js';
 import { openExistingStore } from '../open-existing.js';
-import { parseFormat, renderGrid } from '../output.js';
+import { parseFormat, renderGrid, sanitizeForTerminal } from '../output.js';
 import { parseTimeArg } from '../parse-time.js';
 import { resolveDatabasePath } from '../database-path.js';
 
@@ -67,7 +67,8 @@ export function registerReconcile(program: Command): void {
       const store = await openExistingStore(resolveDatabasePath(flags));
       try {
         const report = tolerance === undefined ? await reconcileReport(store.db, filter, limit) : await withTolerance(store.db, tolerance, (trx) => reconcileReport(trx, filter, limit));
-        process.stdout.write(render(report, format));
+        // Call fields (type, status, ids) come from the service: no escape sequence reaches the terminal.
+        process.stdout.write(sanitizeForTerminal(render(report, format)));
         process.exitCode = flags.failOnMismatch && report.mismatchCount > 0 ? EXIT.SYNC_FAILED : EXIT.OK;
       } finally {
         await store.close();

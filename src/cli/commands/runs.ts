@@ -4,7 +4,7 @@ import { isoUtc } from '../../export/period.js';
 import { listRecentRuns } from '../../store/runs-repo.js';
 import { resolveDatabasePath } from '../database-path.js';
 import { openExistingStore } from '../open-existing.js';
-import { parseFormat, renderGrid } from '../output.js';
+import { parseFormat, renderGrid, sanitizeForTerminal } from '../output.js';
 
 const COLUMNS = ['id', 'run', 'app', 'mode', 'status', 'started', 'seconds', 'pages', 'calls', 'written', 'from_list', 'get_call', 'requests', 'retries', 'rejected', 'error'] as const;
 
@@ -29,7 +29,8 @@ export function registerRuns(program: Command): void {
           r.ended_at === null ? null : r.ended_at - r.started_at, r.pages, r.calls_seen, r.calls_written, r.calls_from_list,
           r.detail_fetches, r.requests, r.retries, r.rejected, r.error,
         ]);
-        process.stdout.write(format === 'json' ? `${JSON.stringify(runs, null, 2)}\n` : renderGrid(COLUMNS, rows, 'table'));
+        // Run errors quote the service: JSON escapes ESC, and what it leaves raw (DEL, C1) is removed.
+        process.stdout.write(sanitizeForTerminal(format === 'json' ? `${JSON.stringify(runs, null, 2)}\n` : renderGrid(COLUMNS, rows, 'table')));
       } finally {
         await store.close();
       }

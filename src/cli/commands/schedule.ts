@@ -4,19 +4,20 @@ import { configPath, loadConfigFile } from '../../config/load.js';
 import { formatAppSummary } from '../../sync/run-sync.js';
 import { runScheduledTick, type TickResult } from '../../sync/scheduled-tick.js';
 import { EXIT } from '../exit-codes.js';
+import { sanitizeForTerminal } from '../output.js';
 import { openRuntime, type Runtime } from '../runtime.js';
 import { abortOnSignals } from '../shutdown.js';
 
 function printTick(result: TickResult, quiet: boolean): number {
   if (result.skipped) {
-    console.error(`callsync: skipped: ${result.reason}`);
+    console.error(sanitizeForTerminal(`callsync: skipped: ${result.reason}`, { singleLine: true }));
     return EXIT.SKIPPED;
   }
   for (const r of result.summary.results) if (!quiet || r.status !== 'ok') (r.status === 'ok' ? console.log : console.error)(formatAppSummary(r));
-  if (!quiet) for (const s of result.summary.skippedApps ?? []) console.log(`${s.appId} (${s.region}): skipped: ${s.reason}`);
+  if (!quiet) for (const s of result.summary.skippedApps ?? []) console.log(sanitizeForTerminal(`${s.appId} (${s.region}): skipped: ${s.reason}`, { singleLine: true }));
   if (result.reconciliation && !quiet) {
     const parts = result.reconciliation.summary.map((s) => `${s.app_id} ${s.relation} ${s.calls}`);
-    console.log(`reconciliation: ${parts.join(', ') || 'no calls'}; ${result.reconciliation.mismatchCount} mismatch(es)`);
+    console.log(sanitizeForTerminal(`reconciliation: ${parts.join(', ') || 'no calls'}; ${result.reconciliation.mismatchCount} mismatch(es)`, { singleLine: true }));
   }
   if (result.exportPath && !quiet) console.log(`billing export written: ${result.exportPath}`);
   if (result.summary.ok) return EXIT.OK;
@@ -58,7 +59,7 @@ export function registerSchedule(program: Command): void {
             printTick(await runScheduledTick(deps, settings, { signal: stop.signal, tickKey: slot.toISOString() }), flags.quiet ?? false);
           } catch (err) {
             rt.log.error({ err: (err as Error).message }, 'scheduled tick failed');
-            console.error(`callsync: scheduled tick failed: ${(err as Error).message}`);
+            console.error(sanitizeForTerminal(`callsync: scheduled tick failed: ${(err as Error).message}`, { singleLine: true }));
           }
           console.log(`next sync at ${task.getNextRun()?.toISOString() ?? '(none)'}`);
         })();

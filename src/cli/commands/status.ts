@@ -6,7 +6,7 @@ import { appStatuses, type AppStatus } from '../../store/runs-repo.js';
 import { isPostgresUrl } from '../../store/connection.js';
 import { EXIT } from '../exit-codes.js';
 import { openExistingStore } from '../open-existing.js';
-import { parseFormat, renderGrid } from '../output.js';
+import { parseFormat, renderGrid, sanitizeForTerminal } from '../output.js';
 
 /** Statuses of a last run that make `status` (and so a container healthcheck) fail. */
 const UNHEALTHY = new Set(['failed', 'partial', 'abandoned']);
@@ -46,14 +46,14 @@ export function registerStatus(program: Command): void {
       const nowSec = Math.floor(Date.now() / 1000);
       const future = statuses.filter((s) => s.watermark_started_at !== null && s.watermark_started_at > nowSec + (settings?.maxClockSkewMinutes ?? 10) * 60);
       const failing = statuses.filter((s) => (s.last_run_status !== null && UNHEALTHY.has(s.last_run_status)) || future.includes(s));
-      if (format === 'json') process.stdout.write(`${JSON.stringify({ healthy: failing.length === 0, apps: statuses.map((s) => ({ ...s, watermark_in_future: future.includes(s) })) }, null, 2)}\n`);
+      if (format === 'json') process.stdout.write(sanitizeForTerminal(`${JSON.stringify({ healthy: failing.length === 0, apps: statuses.map((s) => ({ ...s, watermark_in_future: future.includes(s) })) }, null, 2)}\n`));
       else {
         const cols = ['app', 'last success', 'watermark', 'calls', 'rejected', 'last run', 'error'] as const;
         const rows = statuses.map((s) => [`${s.app_id} (${s.region})`, isoUtc(s.last_success_at) || 'never', isoUtc(s.watermark_started_at), s.calls, s.rejected, s.last_run_status ?? 'never ran', s.last_run_error]);
         process.stdout.write(renderGrid(cols, rows, 'table'));
-        for (const s of future) process.stdout.write(`WATERMARK IN THE FUTURE: ${s.app_id} (${s.region}) at ${isoUtc(s.watermark_started_at)}; run \`callsync sync --full --app ${s.app_id}\` to recompute it\n`);
+        for (const s of future) process.stdout.write(`${sanitizeForTerminal(`WATERMARK IN THE FUTURE: ${s.app_id} (${s.region}) at ${isoUtc(s.watermark_started_at)}; run \`callsync sync --full --app ${s.app_id}\` to recompute it`, { singleLine: true })}\n`);
         const failed = failing.filter((s) => !future.includes(s));
-        process.stdout.write(failed.length ? `UNHEALTHY: the last run of ${failed.map((s) => s.app_id).join(', ')} did not succeed\n` : future.length ? 'UNHEALTHY\n' : 'healthy\n');
+        process.stdout.write(sanitizeForTerminal(failed.length ? `UNHEALTHY: the last run of ${failed.map((s) => s.app_id).join(', ')} did not succeed\n` : future.length ? 'UNHEALTHY\n' : 'healthy\n'));
       }
       process.exitCode = failing.length ? EXIT.SYNC_FAILED : EXIT.OK;
     });

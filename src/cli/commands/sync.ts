@@ -3,6 +3,7 @@ import { ConfigError } from '../../config/errors.js';
 import { configPath, loadConfigFile } from '../../config/load.js';
 import { formatAppSummary, runSyncCoordinated } from '../../sync/run-sync.js';
 import { EXIT } from '../exit-codes.js';
+import { sanitizeForTerminal } from '../output.js';
 import { parseTimeArg } from '../parse-time.js';
 import { createProgressDisplay } from '../progress.js';
 import { openRuntime } from '../runtime.js';
@@ -62,14 +63,14 @@ export function registerSync(program: Command): void {
         });
         progress?.stop();
         if (outcome.skipped) {
-          console.error(`callsync: skipped: ${outcome.reason}`);
+          console.error(sanitizeForTerminal(`callsync: skipped: ${outcome.reason}`, { singleLine: true }));
           process.exitCode = EXIT.SKIPPED;
           return;
         }
         for (const r of outcome.summary.results) {
           if (!flags.quiet || r.status !== 'ok') (r.status === 'ok' ? console.log : console.error)(formatAppSummary(r));
         }
-        if (!flags.quiet) for (const s of outcome.summary.skippedApps ?? []) console.log(`${s.appId} (${s.region}): skipped: ${s.reason}`);
+        if (!flags.quiet) for (const s of outcome.summary.skippedApps ?? []) console.log(sanitizeForTerminal(`${s.appId} (${s.region}): skipped: ${s.reason}`, { singleLine: true }));
         process.exitCode = outcome.summary.ok ? EXIT.OK : stop.signal.aborted ? EXIT.INTERRUPTED : EXIT.SYNC_FAILED;
       } finally {
         progress?.stop();
