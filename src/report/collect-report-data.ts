@@ -3,6 +3,8 @@ import { ConfigError } from '../config/errors.js';
 import { computeBilling } from '../export/billing.js';
 import type { Period } from '../export/period.js';
 import { NO_TYPE } from '../reconcile/issue-codes.js';
+import { isPostgresUrl } from '../store/connection.js';
+import { displayUrl } from '../store/postgres.js';
 import type { Database } from '../store/schema.js';
 import { periodDays, type PeriodDay } from './period-days.js';
 import {
@@ -38,7 +40,9 @@ export interface CollectOptions {
 export async function collectReportData(db: Kysely<Database>, period: Period, opts: CollectOptions): Promise<ReportData> {
   const appIds = opts.appIds?.length ? [...new Set(opts.appIds)].sort() : undefined;
   const days = periodDays(period);
-  await assertReportingSchema(db, opts.databasePath);
+  // The page travels by e-mail: a PostgreSQL URL is shown without its password, however it came in.
+  const databasePath = isPostgresUrl(opts.databasePath) ? displayUrl(opts.databasePath) : opts.databasePath;
+  await assertReportingSchema(db, databasePath);
   const apps = await selectApps(db, appIds);
   const [billing, daily, relations, mismatches, topUsers, topGroups] = await Promise.all([
     computeBilling(db, period, appIds ? { appIds } : {}),
@@ -48,7 +52,7 @@ export async function collectReportData(db: Kysely<Database>, period: Period, op
     selectTopUsers(db, period, appIds),
     selectTopGroups(db, period, appIds),
   ]);
-  return { period, databasePath: opts.databasePath, apps, billing, daily, relations, mismatches, topUsers, topGroups };
+  return { period, databasePath, apps, billing, daily, relations, mismatches, topUsers, topGroups };
 }
 
 /** The views the report reads (migration 20261122T010000_reporting). */

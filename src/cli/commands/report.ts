@@ -5,7 +5,7 @@ import { resolvePeriod } from '../../export/period.js';
 import { collectReportData } from '../../report/collect-report-data.js';
 import { renderReportHtml } from '../../report/render-html.js';
 import type { ReportData } from '../../report/report-data.js';
-import { openStore } from '../../store/connection.js';
+import { isPostgresUrl, openStore } from '../../store/connection.js';
 import { resolveDatabasePath } from '../database-path.js';
 import { writeOutput } from '../output.js';
 
@@ -41,8 +41,9 @@ export function registerReport(program: Command): void {
       const store = await openStore(path, { readonly: true });
       let data: ReportData;
       try {
-        // The absolute path: the page travels by e-mail, and "calls.db" alone names no file.
-        data = await collectReportData(store.db, period, { databasePath: resolve(path), ...(flags.app ? { appIds: flags.app } : {}) });
+        // The absolute path: the page travels by e-mail, and "calls.db" alone names no file. A URL
+        // stays a URL (resolve() would mangle it); collectReportData masks its password.
+        data = await collectReportData(store.db, period, { databasePath: isPostgresUrl(path) ? path : resolve(path), ...(flags.app ? { appIds: flags.app } : {}) });
       } finally {
         await store.close();
       }
