@@ -23,6 +23,11 @@ export interface ListingOptions {
   readonly lowerBound?: number;
   /** Re-list once when the calls seen fall short of the reported total (default true). */
   readonly relistOnShortfall?: boolean;
+  /**
+   * List Calls requests this listing may make (config maxPagesPerRun). A server that never ends its
+   * listing (every page new ids) would otherwise be paged, and written to disk, without end.
+   */
+  readonly maxPages?: number;
 }
 
 export interface ListingOutcome {
@@ -167,6 +172,10 @@ export class CallListing {
   }
 
   async #list(page: number): Promise<ListCallsPage> {
+    const cap = this.opts.maxPages;
+    if (cap !== undefined && this.#requests >= cap) {
+      throw new ListingError(`List Calls did not end within ${cap} pages (maxPagesPerRun); stopped, the listing looks endless. If the app really holds more than ${cap} pages of calls, raise maxPagesPerRun in the config`);
+    }
     this.#requests++;
     return this.api.listCalls(page, this.pageSize);
   }

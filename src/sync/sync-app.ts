@@ -193,7 +193,7 @@ export async function syncApp(deps: SyncDeps, settings: Settings, app: AppSettin
     };
 
     const lowerBound = cutoff ?? (backfill ? opts.since : undefined);
-    listing = await consume(new CallListing(api, settings.pageSize, lowerBound !== undefined ? { lowerBound } : {}));
+    listing = await consume(new CallListing(api, settings.pageSize, { maxPages: settings.maxPagesPerRun, ...(lowerBound !== undefined ? { lowerBound } : {}) }));
     if (opts.signal?.aborted) throw stopped();
 
     if (!fetcher.fatal && listing.stoppedEarly && cutoff !== undefined && listedInWindow) {
@@ -204,7 +204,7 @@ export async function syncApp(deps: SyncDeps, settings: Settings, app: AppSettin
       if (proof.relist) {
         log.warn({ reason: proof.relist }, 'the incremental listing did not add up; listing everything once');
         const first = listing;
-        listing = await consume(new CallListing(api, settings.pageSize));
+        listing = await consume(new CallListing(api, settings.pageSize, { maxPages: Math.max(1, settings.maxPagesPerRun - first.pages) }));
         listing = { ...listing, pages: listing.pages + first.pages, relisted: true };
         if (!listing.complete) listingProblem = `${listing.problem ?? 'the listing could not be proved complete'} after ${proof.relist}`;
       }
@@ -226,7 +226,7 @@ export async function syncApp(deps: SyncDeps, settings: Settings, app: AppSettin
     if (fetcher.fatal) throw new Error(fetcher.fatal);
     if (opts.signal?.aborted) throw stopped();
 
-    const groups = await syncGroupMembers({ db, nowSeconds: () => unixSeconds(clock), runId: opts.runId }, new ChatApi(client, app.chatBaseUrl), app.appId, [...groupsCalled].sort());
+    const groups = await syncGroupMembers({ db, nowSeconds: () => unixSeconds(clock), runId: opts.runId, maxMembers: settings.maxMembersPerGroup }, new ChatApi(client, app.chatBaseUrl), app.appId, [...groupsCalled].sort());
     r.groupsSynced = groups.groups;
     r.membersSynced = groups.members;
     r.groupsNotFound = groups.notFound;

@@ -24,6 +24,13 @@ function wholeOrUndefined(n: number | undefined): number | undefined {
   return n !== undefined && Number.isFinite(n) && n >= 0 ? Math.floor(n) : undefined;
 }
 
+/**
+ * A group listing more members than maxMembersPerGroup: its members are held in memory until the
+ * listing adds up (they replace the stored ones in one transaction), so an endless member listing
+ * would exhaust memory. It fails the app, not just the group: the operator has to look.
+ */
+export class GroupTooLargeError extends ListingError {}
+
 /** Groups whose members are fetched at once; each group's pages are read in order. */
 const GROUP_CONCURRENCY = 4;
 /** A group larger than this many pages is an error in the listing, not a group. */
@@ -55,7 +62,7 @@ function memberRow(appId: string, guid: string, m: ReturnType<typeof ApiGroupMem
  * in `synced_groups`, not fatal. Auth and account errors propagate (they stop the app).
  */
 export async function syncGroupMembers(
-  deps: { db: Kysely<Database>; nowSeconds: () => number; runId: string },
+  deps: { db: Kysely<Database>; nowSeconds: () => number; runId: string; maxMembers?: number },
   chat: ChatApi,
   appId: string,
   guids: readonly string[],
@@ -99,6 +106,9 @@ export async function syncGroupMembers(
           });
           const repeats = previous !== undefined && previous.length === ids.length && previous.every((id, i) => id === ids[i]);
           if (!repeats) for (const id of ids) seen.add(id);
+          if (deps.maxMembers !== undefined && seen.count > deps.maxMembers) {
+            throw new GroupTooLargeError(`List Group Members of ${guid} listed more than ${deps.maxMembers} members (maxMembersPerGroup); stopped, the listing looks endless. If the group really is that large, raise maxMembersPerGroup in the config`);
+          }
           const d = end.afterPage({ index: page - 1, count: ids.length, meta, repeatsPrevious: repeats }, seen.count);
           if (d.kind === 'broken') throw new ListingError(`List Group Members of ${guid}: ${d.why}`);
           if (repeats) {
@@ -134,8 +144,8 @@ export async function syncGroupMembers(
         result.groups++;
         result.members += members.length;
       }).catch((err: unknown) => {
-        // Auth and account errors stop the app; anything else fails this group only.
-        if (err instanceof ApiError && (err.kind === 'auth' || err.kind === 'account')) throw err;
+        // Auth and account errors, and a group over the cap, stop the app; anything else fails this group only.
+        if (err instanceof GroupTooLargeError || (err instanceof ApiError && (err.kind === 'auth' || err.kind === 'account'))) throw err;
         result.failed.push(`${guid}: ${err instanceof Error ? err.message : String(err)}`);
       }),
     ),
