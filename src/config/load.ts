@@ -102,6 +102,16 @@ function describeIssue(source: string, issue: z.core.$ZodIssue, origins: Readonl
 }
 
 /**
+ * Whether an `apiKeyEnv` value looks like a key rather than a variable's name: a run of 16 or more
+ * characters (between underscores) mixing letters and digits. CometChat REST keys are 40 hex
+ * characters, which also pass as a variable name, so the name pattern alone lets a pasted key
+ * through, to be printed by `config check`, logged and stored in sync_runs.error as "variable X".
+ */
+export function looksLikeKey(name: string): boolean {
+  return name.split('_').some((part) => part.length >= 16 && /[0-9]/.test(part) && /[A-Za-z]/.test(part));
+}
+
+/**
  * Validates a parsed config object and resolves, in order of precedence, flags over environment over
  * file over defaults; API keys are read from the variables the apps name. Throws ConfigError naming
  * the first bad field (and where its value came from). Never reads files or process.env itself.
@@ -132,6 +142,12 @@ export function resolveConfig(input: unknown, env: Env, source = 'config', flags
     throw new ConfigError(first ? describeIssue(source, first, origins) : `${source}: invalid`);
   }
   const c = parsed.data;
+  // Refused before anything prints, logs or stores the value; the message names the field only.
+  c.apps.forEach((a, i) => {
+    if (looksLikeKey(a.apiKeyEnv)) {
+      throw new ConfigError(`${source}: apps[${i}].apiKeyEnv: looks like an API key, not the NAME of an environment variable; put the key in a variable (e.g. COMETCHAT_KEY_MAIN) and write that name here`);
+    }
+  });
   const seen = new Set<string>();
   const apps = c.apps.map((a, i): AppSettings => {
     const key = `${a.appId}/${a.region}`;
@@ -180,7 +196,9 @@ export function loadConfigFile(path: string, env: Env, flags: ConfigFlags = {}):
   try {
     json = JSON.parse(text);
   } catch (err) {
-    throw new ConfigError(`${path}: not valid JSON (${(err as Error).message}); fix the file`);
+    // V8's message quotes the text around the error, which may be a key pasted unquoted: keep only the position.
+    const at = /line \d+ column \d+|position \d+/.exec((err as Error).message)?.[0];
+    throw new ConfigError(`${path}: not valid JSON${at ? ` (at ${at})` : ''}; fix the file`);
   }
   return resolveConfig(json, env, path, flags);
 }
