@@ -1,4 +1,4 @@
-import { mkdirSync } from 'node:fs';
+import { chmodSync, closeSync, mkdirSync, openSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
 import { Kysely, SqliteDialect, type SqliteDatabase as SqliteDialectDatabase } from 'kysely';
@@ -26,11 +26,12 @@ export const BUSY_TIMEOUT_MS = 10_000;
 export function openSqliteStore(path: string, opts: { readonly?: boolean; busyTimeoutMs?: number } = {}): Store {
   let native: SqliteDatabase.Database;
   try {
-    if (!opts.readonly && path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
+    if (!opts.readonly && path !== ':memory:') createPrivately(path);
     native = new SqliteDatabase(path, { readonly: opts.readonly ?? false, fileMustExist: opts.readonly ?? false, timeout: opts.busyTimeoutMs ?? BUSY_TIMEOUT_MS });
     if (!opts.readonly) {
       native.pragma('journal_mode = WAL');
       native.pragma('synchronous = NORMAL');
+      if (path !== ':memory:') keepPrivate(path);
     }
     native.pragma('foreign_keys = ON');
     // A read-only open of a WAL database still needs its -shm file: touch the schema now, so a
@@ -47,6 +48,37 @@ export function openSqliteStore(path: string, opts: { readonly?: boolean; busyTi
     dialect: 'sqlite',
     close: () => db.destroy(),
   };
+}
+
+/**
+ * The folder (0700) and an empty database file (0600) made before SQLite opens it: SQLite would
+ * create it 0644, world-readable, and it gives the -wal and -shm files its database's mode. Both
+ * modes pass through the umask, so a stricter one still wins.
+ */
+function createPrivately(path: string): void {
+  mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+  try {
+    closeSync(openSync(path, 'wx', 0o600));
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+  }
+}
+
+/**
+ * Takes group and other access off the database and its -wal/-shm (a database made 0644 by an
+ * older version), never adding any. A file we may write but do not own cannot be chmod-ed: that is
+ * its owner's choice, so it is left as it is.
+ */
+function keepPrivate(path: string): void {
+  for (const file of [path, `${path}-wal`, `${path}-shm`]) {
+    try {
+      const mode = statSync(file).mode & 0o777;
+      if (mode & 0o077) chmodSync(file, mode & 0o700);
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code !== 'ENOENT' && code !== 'EPERM') throw err;
+    }
+  }
 }
 
 /** Prepared statements kept per connection, by SQL text (least recently used dropped first). */

@@ -48,7 +48,7 @@ export function registerReport(program: Command): void {
         await store.close();
       }
       const toStdout = flags.out === '-';
-      if (!toStdout) mkdirSync(dirname(resolve(flags.out)), { recursive: true });
+      if (!toStdout) mkdirSync(dirname(resolve(flags.out)), { recursive: true, mode: 0o700 });
       await writeOutput(flags.out, renderReportHtml(data));
       if (!toStdout) {
         const calls = data.billing.filter((r) => r.row_kind === 'total').reduce((s, r) => s + r.calls, 0);
