@@ -42,3 +42,31 @@ export function redact(text: string, secrets: readonly Secret[]): string {
   }
   return out;
 }
+
+/**
+ * `value` with the secrets masked in every string and key, for parsed JSON: a server that echoes the
+ * key JSON-escaped (`\u0050…`, `\/`) slips past `redact` on the raw text, and is plain once parsed.
+ * Returns `value` itself when nothing held a secret.
+ */
+export function redactStrings(value: unknown, secrets: readonly Secret[]): unknown {
+  if (typeof value === 'string') return redact(value, secrets);
+  if (value === null || typeof value !== 'object') return value;
+  if (Array.isArray(value)) {
+    let changed = false;
+    const out = value.map((v: unknown) => {
+      const r = redactStrings(v, secrets);
+      if (r !== v) changed = true;
+      return r;
+    });
+    return changed ? out : value;
+  }
+  let changed = false;
+  // fromEntries defines own properties, so a "__proto__" key stays data.
+  const entries = Object.entries(value).map(([k, v]): [string, unknown] => {
+    const rk = redact(k, secrets);
+    const rv = redactStrings(v, secrets);
+    if (rk !== k || rv !== v) changed = true;
+    return [rk, rv];
+  });
+  return changed ? Object.fromEntries(entries) : value;
+}

@@ -1,5 +1,5 @@
 import type { Dispatcher } from 'undici';
-import { redact, type Secret } from '../config/secret.js';
+import { redact, redactStrings, type Secret } from '../config/secret.js';
 import { ApiError, classify, isRetryable, readErrorBody, type ApiErrorKind } from './errors.js';
 import { capNesting } from './json-limits.js';
 import type { Clock, RequestPacer } from './request-pacer.js';
@@ -23,6 +23,8 @@ export interface HttpClientOptions {
   readonly timeoutMs: number;
   readonly maxAttempts: number;
   readonly retryBaseMs: number;
+  /** Largest body read, counted while streaming (default 32 MB): a bigger one is a client error. */
+  readonly maxResponseBytes?: number;
   /** Aborts waiting and in-flight requests (shutdown). */
   readonly signal?: AbortSignal;
 }
@@ -30,6 +32,14 @@ export interface HttpClientOptions {
 /** Longest Retry-After we wait for; a longer one ends the request (the run reports it). */
 const MAX_RETRY_AFTER_MS = 5 * 60_000;
 const MAX_BACKOFF_MS = 30_000;
+const DEFAULT_MAX_RESPONSE_BYTES = 32 * 1024 * 1024;
+
+/** Strict: a body with invalid UTF-8 is damaged in transit (or hostile), never silently U+FFFD. */
+const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
+const lenientUtf8 = new TextDecoder('utf-8');
+
+/** Why #readBody gave up before the whole body was in. */
+class BodyTooLarge extends Error {}
 
 function header(headers: Dispatcher.ResponseData['headers'], name: string): string | undefined {
   const v = headers[name];
@@ -135,29 +145,51 @@ export class AppHttpClient {
   }
 
   async #attempt(origin: string, path: string, kind: RequestKind): Promise<{ body: unknown } | Failure> {
-    const { clock } = this.opts;
+    const { clock, timeoutMs } = this.opts;
+    const maxBytes = this.opts.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
     this.counters.requests++;
     this.counters.byKind[kind]++;
+    // undici's headersTimeout/bodyTimeout only bound the wait for headers and between two chunks:
+    // a server dripping one byte a second never trips them. This deadline covers the whole attempt.
+    const deadline = new AbortController();
+    const timer = setTimeout(() => deadline.abort(), timeoutMs);
+    const signal = this.opts.signal ? AbortSignal.any([this.opts.signal, deadline.signal]) : deadline.signal;
     let res: Dispatcher.ResponseData;
-    let text: string;
+    let bytes: Buffer;
     try {
       res = await this.opts.dispatcher.request({
         origin,
         path,
         method: 'GET',
         headers: { apikey: this.opts.apiKey.reveal(), accept: 'application/json' },
-        headersTimeout: this.opts.timeoutMs,
-        bodyTimeout: this.opts.timeoutMs,
-        ...(this.opts.signal ? { signal: this.opts.signal } : {}),
+        headersTimeout: timeoutMs,
+        bodyTimeout: timeoutMs,
+        signal,
       });
-      // A server that echoes the key (api-seed.md §5: bodies may carry `apiKey`) must not get it
-      // into raw_json, rejected payloads or error messages: it is masked before anything reads it.
-      text = redact(await res.body.text(), [this.opts.apiKey]);
+      bytes = await readBody(res, maxBytes);
     } catch (err) {
-      const e = err as NodeJS.ErrnoException;
       if (this.opts.signal?.aborted) return { kind: 'aborted', detail: 'stopping' };
+      if (err instanceof BodyTooLarge) {
+        // Not retried: the same request would get the same body. Reading stopped at the cap.
+        return { kind: 'client', detail: `response body larger than maxResponseBytes (${maxBytes} bytes), not read further; raise maxResponseBytes if the service really sends such bodies` };
+      }
+      if (deadline.signal.aborted) return { kind: 'transient', detail: `no complete answer within requestTimeoutMs (${timeoutMs} ms)` };
+      const e = err as NodeJS.ErrnoException;
       return { kind: 'transient', detail: `network error ${e.code ?? e.name}` };
+    } finally {
+      clearTimeout(timer);
     }
+    const ok2xx = res.statusCode >= 200 && res.statusCode < 300;
+    let decoded: string;
+    try {
+      decoded = (ok2xx ? strictUtf8 : lenientUtf8).decode(bytes);
+    } catch {
+      // Data bytes garbled in transit: asking again may give them whole; stored as U+FFFD they never would be.
+      return { kind: 'transient', status: res.statusCode, detail: `HTTP ${res.statusCode} with a body that is not valid UTF-8 (${bytes.length} bytes)` };
+    }
+    // A server that echoes the key (api-seed.md §5: bodies may carry `apiKey`) must not get it
+    // into raw_json, rejected payloads or error messages: it is masked before anything reads it.
+    const text = redact(decoded, [this.opts.apiKey]);
     const status = res.statusCode;
     const left = remaining(res.headers);
     const reset = resetAtMs(res.headers);
@@ -170,6 +202,8 @@ export class AppHttpClient {
       try {
         // Nesting deeper than any record has is cut, so no later JSON.stringify can overflow.
         body = capNesting(JSON.parse(text) as unknown);
+        // JSON escapes (\u0050, \/) spell the key differently in the text; decoded, it is plain again.
+        if (text.includes('\\')) body = redactStrings(body, [this.opts.apiKey]);
       } catch {
         // A truncated or garbled 200 is a transport fault, not bad data: ask again.
         return { kind: 'transient', status, detail: `HTTP ${status} with a body that is not JSON (${text.length} bytes)` };
@@ -206,6 +240,26 @@ export class AppHttpClient {
       detail: `HTTP ${status}${code ? ` ${code}` : ''}${message ? ` (${message})` : ''}`,
     };
   }
+}
+
+/** The whole body, counted as it streams: past `maxBytes` the stream is destroyed, nothing more read. */
+async function readBody(res: Dispatcher.ResponseData, maxBytes: number): Promise<Buffer> {
+  const declared = Number(header(res.headers, 'content-length'));
+  if (Number.isFinite(declared) && declared > maxBytes) {
+    res.body.destroy();
+    throw new BodyTooLarge();
+  }
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of res.body as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > maxBytes) {
+      res.body.destroy();
+      throw new BodyTooLarge();
+    }
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks, size);
 }
 
 const ADVICE: Partial<Record<ApiErrorKind, string>> = {

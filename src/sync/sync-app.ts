@@ -84,6 +84,7 @@ export async function syncApp(deps: SyncDeps, settings: Settings, app: AppSettin
       appId: app.appId, region: app.region, apiKey: app.apiKey, dispatcher: deps.dispatcher,
       pacer: new RequestPacer(app.requestsPerMinute, clock), clock,
       timeoutMs: settings.requestTimeoutMs, maxAttempts: settings.maxAttempts, retryBaseMs: settings.retryBaseMs,
+      maxResponseBytes: settings.maxResponseBytes,
       ...(opts.signal ? { signal: opts.signal } : {}),
     });
     http = client;
