@@ -17,6 +17,14 @@ export interface AppSettings {
   readonly apiKeyEnv: string;
   /** Undefined when the named environment variable is not set: the sync stops this app only. */
   readonly apiKey: Secret | undefined;
+  /** Plain http:// to a host that is not loopback is allowed (the key then travels in clear). */
+  readonly allowInsecureHttp: boolean;
+}
+
+/** Loopback hosts (127.0.0.0/8, ::1, localhost): plain http there never leaves the machine. */
+function isLoopback(hostname: string): boolean {
+  const h = hostname.replace(/^\[|\]$/g, '').toLowerCase();
+  return h === 'localhost' || h.endsWith('.localhost') || h === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(h);
 }
 
 /** The resolved configuration: flags over environment over file over defaults, secrets resolved. */
@@ -154,6 +162,13 @@ export function resolveConfig(input: unknown, env: Env, source = 'config', flags
     if (seen.has(key)) throw new ConfigError(`${source}: apps[${i}]: app ${a.appId} in region ${a.region} is listed twice; remove one entry`);
     seen.add(key);
     const defaults = defaultBaseUrls(a.appId, a.region);
+    for (const field of ['callsBaseUrl', 'chatBaseUrl'] as const) {
+      const url = a[field];
+      // The apikey header would cross the network in clear; the simulator and tests stay on loopback.
+      if (url && !a.allowInsecureHttp && new URL(url).protocol === 'http:' && !isLoopback(new URL(url).hostname)) {
+        throw new ConfigError(`${source}: apps[${i}].${field}: app ${a.appId} uses plain http:// to a host that is not loopback, which sends the API key in clear; use https:// or set "allowInsecureHttp": true on the app`);
+      }
+    }
     const raw = env[a.apiKeyEnv];
     return Object.freeze({
       appId: a.appId,
@@ -163,6 +178,7 @@ export function resolveConfig(input: unknown, env: Env, source = 'config', flags
       requestsPerMinute: a.requestsPerMinute,
       apiKeyEnv: a.apiKeyEnv,
       apiKey: raw && raw.trim() ? new Secret(raw.trim()) : undefined,
+      allowInsecureHttp: a.allowInsecureHttp,
     });
   });
   const retryBase = Number(env.CALLSYNC_RETRY_BASE_MS ?? '');
