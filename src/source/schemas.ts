@@ -21,7 +21,11 @@ declare global {
  * but SQLite would store U+FFFD instead (the row would not be what was received, and the next run
  * would not find it) and encodeURIComponent throws on it (Get Call could not name the call).
  */
-export const text = z.string().refine((s) => s.isWellFormed(), 'not well-formed Unicode (it holds a lone surrogate)');
+export const text = z
+  .string()
+  .refine((s) => s.isWellFormed(), 'not well-formed Unicode (it holds a lone surrogate)')
+  // PostgreSQL text cannot hold NUL: one such string would fail the whole page's transaction on every run.
+  .refine((s) => !s.includes('\u0000'), 'holds a NUL character (U+0000), which a database text column cannot store');
 
 /** A real sessionId is about 70 characters; a longer one could not be sent back in a Get Call path. */
 export const MAX_SESSION_ID_LENGTH = 1000;

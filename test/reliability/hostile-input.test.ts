@@ -43,7 +43,8 @@ function callText(sessionIdJson: string, raw: Record<string, string> = {}, overr
 /** Ids that a client must send as one encoded path segment; each must reach Get Call intact. */
 const UNSAFE_IDS = ['a/b', 'q?x=1&y=2', 'pct%2Fenc%', '..', '.', 'dots/../..', '#frag', 'sp ace', '%', 'semi;colon', '..%2F', 'v1.us.app1.ab/../%2F?q=1&r=%#frag'];
 const UNICODE_ID = 'uni-🙂-ü-\u202e-\t-end';
-const CONTROL_UID = 'nul\u0000ctl\u0007esc\u001b[31m';
+// No NUL: a database text column cannot hold it, so it is rejected (test/security/transport-nul-text.test.ts).
+const CONTROL_UID = 'ctl\u0007esc\u001b[31m';
 const DEEP_OK = 20;
 const DEEP_HOSTILE = 100_000;
 
