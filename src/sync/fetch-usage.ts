@@ -29,7 +29,7 @@ export async function fetchUsage(deps: { dispatcher: Dispatcher; clock: RuntimeC
     }
     const http = new AppHttpClient({
       appId: app.appId, region: app.region, apiKey: app.apiKey, dispatcher: deps.dispatcher, pacer: new RequestPacer(app.requestsPerMinute, deps.clock),
-      clock: deps.clock, timeoutMs: settings.requestTimeoutMs, maxAttempts: settings.maxAttempts, retryBaseMs: settings.retryBaseMs,
+      clock: deps.clock, timeoutMs: settings.requestTimeoutMs, maxAttempts: settings.maxAttempts, retryBaseMs: settings.retryBaseMs, maxResponseBytes: settings.maxResponseBytes,
     });
     try {
       const stats = await new ChatApi(http, app.chatBaseUrl).usageStats(period.start, period.end, settings.usageTimestampUnit);

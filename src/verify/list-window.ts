@@ -13,6 +13,8 @@ export function looseEntryTime(raw: unknown): number | null {
 }
 
 export interface ListWindowOptions {
+  /** maxPagesPerRun: an endless listing fails instead of filling memory. */
+  maxPages?: number;
   /** Unix seconds: the listing may stop once it has seen newest-first order and a whole page older. */
   lowerBound?: number;
   /** Checked between pages (requests in flight are stopped by the HTTP client's own signal). */
@@ -45,7 +47,7 @@ export async function listWindow(
   opts: ListWindowOptions,
   onPage: (entries: readonly unknown[]) => Promise<void>,
 ): Promise<WindowListing> {
-  const listing = new CallListing(api, pageSize, opts.lowerBound !== undefined ? { lowerBound: opts.lowerBound } : {});
+  const listing = new CallListing(api, pageSize, { ...(opts.maxPages !== undefined ? { maxPages: opts.maxPages } : {}), ...(opts.lowerBound !== undefined ? { lowerBound: opts.lowerBound } : {}) });
   try {
     for await (const page of listing.pages()) {
       if (opts.signal?.aborted) return { outcome: { ...listing.outcome(), complete: false, problem: 'stopped by a signal before the listing was read to its end' }, windowComplete: false, readToEnd: false };

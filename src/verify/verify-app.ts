@@ -55,7 +55,7 @@ export function openCallsApi(deps: VerifyDeps, settings: Settings, app: AppSetti
   const client = new AppHttpClient({
     appId: app.appId, region: app.region, apiKey: app.apiKey, dispatcher: deps.dispatcher,
     pacer: new RequestPacer(app.requestsPerMinute, deps.clock), clock: deps.clock,
-    timeoutMs: settings.requestTimeoutMs, maxAttempts: settings.maxAttempts, retryBaseMs: settings.retryBaseMs,
+    timeoutMs: settings.requestTimeoutMs, maxAttempts: settings.maxAttempts, retryBaseMs: settings.retryBaseMs, maxResponseBytes: settings.maxResponseBytes,
     ...(signal ? { signal } : {}),
   });
   return new CallsApi(client, app.callsBaseUrl);
@@ -172,7 +172,7 @@ export async function verifyApp(deps: VerifyDeps, settings: Settings, app: AppSe
 
   try {
     r.stored = await countStoredInWindow(db, app.appId, window);
-    const { outcome, windowComplete, readToEnd } = await listWindow(api, settings.pageSize, { ...(window.since !== undefined ? { lowerBound: window.since } : {}), ...(signal ? { signal } : {}) }, onPage);
+    const { outcome, windowComplete, readToEnd } = await listWindow(api, settings.pageSize, { maxPages: settings.maxPagesPerRun, ...(window.since !== undefined ? { lowerBound: window.since } : {}), ...(signal ? { signal } : {}) }, onPage);
     r.listingComplete = windowComplete;
     // Stored live calls are extra only if the listing was read through: otherwise they may simply lie beyond where it stopped.
     if (readToEnd) r.extra = [...liveStored].sort();

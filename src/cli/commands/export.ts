@@ -7,7 +7,7 @@ import { formatRows } from '../../export/write-table.js';
 import { systemClock } from '../../sync/clock.js';
 import { fetchUsage } from '../../sync/fetch-usage.js';
 import { openExistingStore } from '../open-existing.js';
-import { parseFormat, writeOutput } from '../output.js';
+import { parseFormat, sanitizeForTerminal, writeOutput } from '../output.js';
 import { resolveDatabasePath } from '../database-path.js';
 
 interface ExportFlags {
@@ -56,7 +56,7 @@ export function registerExport(program: Command): void {
             const dispatcher = new Agent({ keepAliveTimeout: 5_000 });
             try {
               const fetched = await fetchUsage({ dispatcher, clock: systemClock }, settings, period, appIds);
-              for (const w of fetched.warnings) console.error(`callsync: warning: ${w}`);
+              for (const w of fetched.warnings) console.error(sanitizeForTerminal(`callsync: warning: ${w}`, { singleLine: true }));
               rows = withUsage(rows, fetched.usage);
             } finally {
               await dispatcher.close();

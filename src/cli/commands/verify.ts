@@ -8,9 +8,14 @@ import { verifyAndRepair, verifyApps, type AppRepair, type VerifyReport } from '
 import type { VerifyWindow } from '../../verify/stored-state.js';
 import type { AppVerification } from '../../verify/verify-app.js';
 import { EXIT } from '../exit-codes.js';
-import { parseFormat, renderGrid } from '../output.js';
+import { parseFormat, sanitizeForTerminal, renderGrid } from '../output.js';
 import { openRuntime } from '../runtime.js';
 import { abortOnSignals } from '../shutdown.js';
+
+/** Session ids and problems come from the service: nothing it sends may drive the terminal. */
+function out(text: string): void {
+  process.stdout.write(sanitizeForTerminal(text));
+}
 
 interface VerifyFlags {
   app?: string[];
@@ -92,7 +97,7 @@ function repairLine(r: AppRepair): string {
 
 /** Problems go to stderr, one line each, in both formats: stdout stays the report alone. */
 function printProblems(report: VerifyReport): void {
-  for (const v of report.apps) if (v.problem) console.error(`callsync: ${v.problem}`);
+  for (const v of report.apps) if (v.problem) console.error(sanitizeForTerminal(`callsync: ${v.problem}`, { singleLine: true }));
 }
 
 function asJson(report: VerifyReport): Record<string, unknown> {
@@ -142,18 +147,18 @@ export function registerVerify(program: Command): void {
           final = r.after;
           printProblems(r.after);
           if (format === 'json') {
-            process.stdout.write(`${JSON.stringify({ ...asJson(r.after), before: asJson(r.before), repairs: r.repairs }, null, 2)}\n`);
+            out(`${JSON.stringify({ ...asJson(r.after), before: asJson(r.before), repairs: r.repairs }, null, 2)}\n`);
           } else {
-            process.stdout.write(renderReport(`Before repair (${describeWindow(window)}):`, r.before));
-            process.stdout.write(`Repair:\n${r.repairs.map(repairLine).join('\n')}\n`);
-            process.stdout.write(renderReport(`After repair (${describeWindow(window)}):`, r.after));
-            process.stdout.write(verdict(r.after));
+            out(renderReport(`Before repair (${describeWindow(window)}):`, r.before));
+            out(`Repair:\n${r.repairs.map(repairLine).join('\n')}\n`);
+            out(renderReport(`After repair (${describeWindow(window)}):`, r.after));
+            out(verdict(r.after));
           }
         } else {
           final = await verifyApps(deps, settings, apps, window, stop.signal);
           printProblems(final);
-          if (format === 'json') process.stdout.write(`${JSON.stringify(asJson(final), null, 2)}\n`);
-          else process.stdout.write(renderReport(`Service listing vs database (${describeWindow(window)}):`, final) + verdict(final));
+          if (format === 'json') out(`${JSON.stringify(asJson(final), null, 2)}\n`);
+          else out(renderReport(`Service listing vs database (${describeWindow(window)}):`, final) + verdict(final));
         }
         process.exitCode = stop.signal.aborted ? EXIT.INTERRUPTED : final.ok ? EXIT.OK : EXIT.SYNC_FAILED;
       } finally {
