@@ -2,5 +2,17 @@ import { loadConfigFile } from '../config/load.js';
 
 /** The database a read command uses: --database, else CALLSYNC_DATABASE, else the config's. */
 export function resolveDatabasePath(flags: { database?: string; config: string }): string {
-  return flags.database ?? process.env.CALLSYNC_DATABASE ?? loadConfigFile(flags.config, process.env).database;
+  return resolveDatabase(flags).database;
+}
+
+/**
+ * As resolveDatabasePath, with the config's `databasePasswordEnv` when the config was read (the
+ * password of a postgres:// URL without one; else pg reads PGPASSWORD). Pass both to openStore or
+ * openExistingStore.
+ */
+export function resolveDatabase(flags: { database?: string; config: string }): { database: string; passwordEnv?: string | undefined } {
+  const override = flags.database ?? process.env.CALLSYNC_DATABASE;
+  if (override !== undefined) return { database: override };
+  const settings = loadConfigFile(flags.config, process.env);
+  return { database: settings.database, passwordEnv: settings.databasePasswordEnv };
 }

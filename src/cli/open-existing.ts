@@ -4,10 +4,13 @@ import { busyTimeoutMs } from '../config/load.js';
 import { isPostgresUrl, openStore, type Store } from '../store/connection.js';
 import { migrateToLatest } from '../store/migrate.js';
 
-/** Opens a database that a sync already created, brought to the latest schema (views included). */
-export async function openExistingStore(path: string): Promise<Store> {
+/**
+ * Opens a database that a sync already created, brought to the latest schema (views included).
+ * `passwordEnv`: the config's `databasePasswordEnv`, for a postgres:// URL without a password.
+ */
+export async function openExistingStore(path: string, opts: { passwordEnv?: string | undefined } = {}): Promise<Store> {
   if (!isPostgresUrl(path) && !existsSync(path)) throw new ConfigError(`database ${path} does not exist; run \`callsync sync\` first, or pass --database`);
-  const store = await openStore(path, { busyTimeoutMs: busyTimeoutMs(process.env) });
+  const store = await openStore(path, { busyTimeoutMs: busyTimeoutMs(process.env), passwordEnv: opts.passwordEnv });
   try {
     await migrateToLatest(store.db);
   } catch (err) {

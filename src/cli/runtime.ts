@@ -14,7 +14,7 @@ export interface Runtime {
 
 /** Builds the dependencies of one command from resolved settings; `close()` releases them all. */
 export async function openRuntime(settings: Settings, opts: { quiet?: boolean } = {}): Promise<Runtime> {
-  const store = await openStore(settings.database, { busyTimeoutMs: settings.busyTimeoutMs });
+  const store = await openStore(settings.database, { busyTimeoutMs: settings.busyTimeoutMs, passwordEnv: settings.databasePasswordEnv });
   const dispatcher = new Agent({
     // One keep-alive pool per origin, sized for the detail fetches plus the listing.
     connections: settings.concurrency + 2,

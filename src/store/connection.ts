@@ -117,11 +117,14 @@ export function isPostgresUrl(database: string): boolean {
   return /^postgres(ql)?:\/\//i.test(database);
 }
 
-/** Opens the configured database: a `postgres://` URL, or else a SQLite file path. */
-export async function openStore(database: string, opts: { readonly?: boolean; busyTimeoutMs?: number } = {}): Promise<Store> {
+/**
+ * Opens the configured database: a `postgres://` URL, or else a SQLite file path. `passwordEnv` is
+ * the config's `databasePasswordEnv`: the password of a URL without one (else pg reads PGPASSWORD).
+ */
+export async function openStore(database: string, opts: { readonly?: boolean; busyTimeoutMs?: number; passwordEnv?: string | undefined } = {}): Promise<Store> {
   if (isPostgresUrl(database)) {
     const { openPostgresStore } = await import('./postgres.js');
-    return openPostgresStore(database);
+    return openPostgresStore(database, { passwordEnv: opts.passwordEnv });
   }
   return openSqliteStore(database, opts);
 }

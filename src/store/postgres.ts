@@ -1,5 +1,6 @@
 import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
+import { ConfigError } from '../config/errors.js';
 import type { Database } from './schema.js';
 import type { Store } from './connection.js';
 
@@ -8,20 +9,79 @@ import type { Store } from './connection.js';
 pg.types.setTypeParser(pg.types.builtins.INT8, (v) => Number(v));
 pg.types.setTypeParser(pg.types.builtins.NUMERIC, (v) => Number(v));
 
-/** The URL without its password, for messages. */
-export function displayUrl(url: string): string {
-  try {
-    const u = new URL(url);
-    if (u.password) u.password = '***';
-    return u.toString();
-  } catch {
-    return 'postgres://(unparseable URL)';
+const MASK = '***';
+const NO_HOST = '___callsync_no_host___';
+
+/**
+ * A postgres:// URL as a WHATWG URL, and back. pg also takes an empty host (`postgres://user@/db?host=/run/postgresql`,
+ * a Unix socket), which URL refuses: a placeholder host stands in for it, as pg-connection-string does.
+ */
+function parseUrl(url: string): { u: URL; text(): string } | undefined {
+  for (const [text, back] of [[url, (s: string) => s], [url.replace('@/', `@${NO_HOST}/`), (s: string) => s.replace(`@${NO_HOST}/`, '@/')]] as const) {
+    try {
+      const u = new URL(text);
+      return { u, text: () => back(u.toString()) };
+    } catch {
+      // the next form
+    }
   }
+  return undefined;
 }
 
-/** Opens a PostgreSQL database through Kysely's Postgres dialect and a small pg pool. */
-export function openPostgresStore(url: string): Store {
-  const pool = new pg.Pool({ connectionString: url, max: 10, idleTimeoutMillis: 10_000 });
+/**
+ * The URL without its password, for messages: `postgres://user:***@host/db`. A `password=` query
+ * parameter (pg reads one) is masked too; a URL that does not parse is not shown at all.
+ */
+export function displayUrl(url: string): string {
+  const parsed = parseUrl(url);
+  if (!parsed) return 'postgres://(unparseable URL)';
+  const { u } = parsed;
+  if (u.password) u.password = MASK;
+  for (const key of [...u.searchParams.keys()]) if (/^(ssl)?password$/i.test(key)) u.searchParams.set(key, MASK);
+  return parsed.text();
+}
+
+/**
+ * A database as it may be shown anywhere (messages, logs, the HTML report): a postgres:// URL
+ * without its password, a SQLite path as it is.
+ */
+export function maskDatabaseUrl(database: string): string {
+  return /^postgres(ql)?:\/\//i.test(database) ? displayUrl(database) : database;
+}
+
+/** Where the password of a postgres:// URL without one comes from. */
+export interface PostgresAuth {
+  /** The config's `databasePasswordEnv`: the variable holding the password. */
+  passwordEnv?: string | undefined;
+  /** The environment to read it from (process.env unless a test passes one). */
+  env?: Readonly<Record<string, string | undefined>>;
+}
+
+/**
+ * The URL pg connects with. A password in the URL itself wins; else the one in the variable
+ * `databasePasswordEnv` names (refused with one line when that variable is unset, rather than
+ * failing later as "password authentication failed"); else none, and pg reads PGPASSWORD (then
+ * ~/.pgpass) as libpq does. The result may hold the password: give it to pg only, never show it.
+ */
+export function connectionString(url: string, auth: PostgresAuth = {}): string {
+  if (!auth.passwordEnv) return url;
+  const parsed = parseUrl(url);
+  if (!parsed) throw new ConfigError('database: not a valid postgres:// URL; write it as postgres://user@host:5432/database');
+  const { u } = parsed;
+  if (u.password || [...u.searchParams.keys()].some((k) => k.toLowerCase() === 'password')) return url;
+  const password = (auth.env ?? process.env)[auth.passwordEnv];
+  if (!password) throw new ConfigError(`database ${displayUrl(url)}: environment variable ${auth.passwordEnv} (databasePasswordEnv) is not set; export the database password in it`);
+  // pg decodes the URL's password with decodeURIComponent; the setter alone would leave a % as is.
+  u.password = encodeURIComponent(password);
+  return parsed.text();
+}
+
+/**
+ * Opens a PostgreSQL database through Kysely's Postgres dialect and a small pg pool; the password
+ * as `connectionString` finds it.
+ */
+export function openPostgresStore(url: string, auth: PostgresAuth = {}): Store {
+  const pool = new pg.Pool({ connectionString: connectionString(url, auth), max: 10, idleTimeoutMillis: 10_000 });
   // A dropped idle connection must not crash the process; the pool replaces it.
   pool.on('error', () => {});
   // Foreign-key checks run a plan that each connection prepares once, on first use, and keeps. On a

@@ -2,7 +2,8 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'csv-parse/sync';
 import { sql } from 'kysely';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { BILLING_COLUMNS, computeBilling } from '../../src/export/billing.js';
 import { localMidnight, resolvePeriod } from '../../src/export/period.js';
 import type { Simulator } from '../../src/simulator/index.js';
@@ -144,14 +145,15 @@ describe.each(dialects)('billing export, reconcile and query commands [%s]', (di
   });
 
   it('query answers SELECTs in every format and refuses writes', async () => {
-    const csv = await runCli(['query', '--database', db, '--format', 'csv', 'select app_id, count(*) as n from calls group by app_id order by app_id']);
+    const q = dialect === 'postgres' ? await readerRole(db) : db;
+    const csv = await runCli(['query', '--database', q, '--format', 'csv', 'select app_id, count(*) as n from calls group by app_id order by app_id']);
     expect(csv.code).toBe(0);
     expect(parse(csv.stdout, { columns: true })).toEqual([
       { app_id: 'app1', n: String(sim.truth('app1').calls.size) },
       { app_id: 'app2', n: String(sim.truth('app2').calls.size) },
     ]);
     for (const statement of ['delete from calls', "update calls set status = 'x'", 'drop view daily_usage', 'insert into callsync_settings values (1, 2)']) {
-      const res = await runCli(['query', '--database', db, statement]);
+      const res = await runCli(['query', '--database', q, statement]);
       expect(res.code).toBe(2);
       expect(res.stderr).toMatch(/query is read-only/);
     }
@@ -159,7 +161,26 @@ describe.each(dialects)('billing export, reconcile and query commands [%s]', (di
     expect(count.n).toBe(sim.truth('app1').calls.size + sim.truth('app2').calls.size);
     const file = join(tmp.dir, 'q.sql');
     writeFileSync(file, 'select day, sum(user_minutes) as m from daily_usage group by day order by day desc limit 2;\n');
-    const json = await runCli(['query', '--database', db, '--file', file, '--format', 'json']);
+    const json = await runCli(['query', '--database', q, '--file', file, '--format', 'json']);
     expect(JSON.parse(json.stdout)).toHaveLength(2);
   });
 });
+
+/**
+ * `db` as a role that may read everything and write nothing: on PostgreSQL, query refuses a
+ * superuser such as the test server's admin. Roles are server-wide: a unique name, dropped when
+ * the test ends.
+ */
+async function readerRole(db: string): Promise<string> {
+  const role = `cs_billing_reader_${Math.random().toString(16).slice(2, 10)}`;
+  const admin = async (text: string): Promise<void> => {
+    const c = new pg.Client({ connectionString: db });
+    await c.connect();
+    await c.query(text).finally(() => c.end());
+  };
+  await admin(`create role ${role} login in role pg_read_all_data`);
+  onTestFinished(() => admin(`drop role if exists ${role}`));
+  const u = new URL(db);
+  u.username = role;
+  return u.toString();
+}

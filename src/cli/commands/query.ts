@@ -1,9 +1,13 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
+import { once } from 'node:events';
 import type { Command } from 'commander';
 import { ConfigError } from '../../config/errors.js';
-import { runReadOnlyQuery } from '../../store/read-only-query.js';
-import { parseFormat, renderGrid } from '../output.js';
-import { resolveDatabasePath } from '../database-path.js';
+import { loadConfigFile, type Settings } from '../../config/load.js';
+import { isPostgresUrl } from '../../store/connection.js';
+import { DEFAULT_QUERY_LIMIT, QueryInterruptedError, streamReadOnlyQuery, type QuerySink } from '../../store/read-only-query.js';
+import { EXIT } from '../exit-codes.js';
+import { parseFormat, renderGrid, type OutputFormat } from '../output.js';
+import { abortOnSignals } from '../shutdown.js';
 
 export function registerQuery(program: Command): void {
   program
@@ -12,10 +16,13 @@ export function registerQuery(program: Command): void {
     .argument('[sql]', 'the SQL statement')
     .option('-f, --file <file>', 'read the statement from a file')
     .option('--format <format>', 'table, csv or json', 'table')
-    .option('-c, --config <file>', 'config file (for its database)', process.env.CALLSYNC_CONFIG ?? 'callsync.config.json')
-    .option('--database <path>', 'database file (overrides the config)')
-    .action(async (text: string | undefined, flags: { file?: string; format: string; config: string; database?: string }) => {
+    .option('--limit <rows>', 'print at most this many rows (0: no limit); more are announced on stderr', String(DEFAULT_QUERY_LIMIT))
+    .option('-c, --config <file>', 'config file (for its database, queryTimeoutSeconds and databasePasswordEnv)', process.env.CALLSYNC_CONFIG ?? 'callsync.config.json')
+    .option('--database <path>', 'database file or postgres:// URL (overrides the config)')
+    .action(async (text: string | undefined, flags: { file?: string; format: string; limit: string; config: string; database?: string }) => {
       const format = parseFormat(flags.format, ['table', 'csv', 'json']);
+      const limit = Number(flags.limit);
+      if (!/^\d+$/.test(flags.limit.trim()) || !Number.isSafeInteger(limit)) throw new ConfigError(`--limit ${JSON.stringify(flags.limit)}: expected a whole number of rows (0: no limit)`);
       if ((text === undefined) === (flags.file === undefined)) throw new ConfigError('query: give the SQL either as an argument or with --file, e.g. callsync query "select count(*) from calls"');
       let statement = text ?? '';
       if (flags.file) {
@@ -25,7 +32,79 @@ export function registerQuery(program: Command): void {
           throw new ConfigError(`--file ${flags.file}: ${(err as NodeJS.ErrnoException).code ?? 'cannot be read'}`);
         }
       }
-      const result = await runReadOnlyQuery(resolveDatabasePath(flags), statement.trim().replace(/;\s*$/, ''));
-      process.stdout.write(renderGrid(result.columns, result.rows, format));
+      // The config is read when it names the database, and whenever it exists (queryTimeoutSeconds,
+      // databasePasswordEnv); --database and CALLSYNC_DATABASE override its database as for sync.
+      const override = flags.database ?? process.env.CALLSYNC_DATABASE;
+      const settings: Settings | undefined =
+        override === undefined || existsSync(flags.config) ? loadConfigFile(flags.config, process.env, flags.database ? { database: flags.database } : {}) : undefined;
+      const database = settings?.database ?? override!;
+      // Ctrl-C cancels the statement on the PostgreSQL server (a second one exits at once). SQLite
+      // keeps the default: the process ends, and a read-only connection leaves nothing behind.
+      const signals = isPostgresUrl(database) ? abortOnSignals() : undefined;
+      const out = new GridWriter(format);
+      try {
+        const summary = await streamReadOnlyQuery(database, statement.trim().replace(/;\s*$/, ''), out, {
+          limit,
+          timeoutSeconds: settings?.queryTimeoutSeconds,
+          passwordEnv: settings?.databasePasswordEnv,
+          ...(signals ? { signal: signals.signal } : {}),
+        });
+        await out.end();
+        if (summary.truncated) console.error(`callsync: query: stopped at --limit ${limit} rows; the result has more (raise --limit, or 0 for no limit)`);
+      } catch (err) {
+        if (!(err instanceof QueryInterruptedError)) throw err;
+        await out.end();
+        console.error(`callsync: ${err.message}`);
+        process.exitCode = EXIT.INTERRUPTED;
+      } finally {
+        signals?.dispose();
+      }
     });
+}
+
+/**
+ * Writes the result as it arrives: CSV and JSON batch by batch (waiting for stdout to drain),
+ * the table once at the end (its column widths need every row; --limit bounds them). The bytes are
+ * those renderGrid writes for the whole result at once.
+ */
+class GridWriter implements QuerySink {
+  #columns: string[] = [];
+  #table: unknown[][] = [];
+  #written = 0;
+  #started = false;
+  #ended = false;
+
+  constructor(private readonly format: OutputFormat) {}
+
+  async columns(names: string[]): Promise<void> {
+    this.#columns = names;
+    this.#started = true;
+    if (this.format === 'csv') await write(renderGrid(names, [], 'csv'));
+  }
+
+  async rows(batch: unknown[][]): Promise<void> {
+    if (this.format === 'table') {
+      this.#table.push(...batch);
+      return;
+    }
+    if (this.format === 'csv') {
+      await write(renderGrid(this.#columns, batch, 'csv').slice(renderGrid(this.#columns, [], 'csv').length));
+    } else {
+      // "[\n" + the objects joined by ",\n" + "\n]\n": the objects alone, then joined across batches.
+      const objects = renderGrid(this.#columns, batch, 'json').slice(2, -3);
+      await write(this.#written === 0 ? `[\n${objects}` : `,\n${objects}`);
+    }
+    this.#written += batch.length;
+  }
+
+  async end(): Promise<void> {
+    if (this.#ended || !this.#started) return;
+    this.#ended = true;
+    if (this.format === 'table') await write(renderGrid(this.#columns, this.#table, 'table'));
+    else if (this.format === 'json') await write(this.#written === 0 ? '[]\n' : '\n]\n');
+  }
+}
+
+async function write(text: string): Promise<void> {
+  if (!process.stdout.write(text)) await once(process.stdout, 'drain');
 }
