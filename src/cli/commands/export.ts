@@ -8,7 +8,7 @@ import { systemClock } from '../../sync/clock.js';
 import { fetchUsage } from '../../sync/fetch-usage.js';
 import { openExistingStore } from '../open-existing.js';
 import { parseFormat, sanitizeForTerminal, writeOutput } from '../output.js';
-import { resolveDatabasePath } from '../database-path.js';
+import { resolveDatabase } from '../database-path.js';
 
 interface ExportFlags {
   month?: string;
@@ -44,7 +44,8 @@ export function registerExport(program: Command): void {
       const format = parseFormat(flags.format, ['csv', 'json']) as 'csv' | 'json';
       const period = resolvePeriod({ ...flags });
       const appIds = flags.app ?? [];
-      const store = await openExistingStore(resolveDatabasePath(flags));
+      const { database, passwordEnv } = resolveDatabase(flags);
+      const store = await openExistingStore(database, { passwordEnv });
       let text: string;
       try {
         if (flags.detail) {

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
-import { loadConfigFile } from '../../config/load.js';
 import { openStore } from '../../store/connection.js';
 import { migrateToLatest } from '../../store/migrate.js';
+import { resolveDatabase } from '../database-path.js';
 
 export function registerMigrate(program: Command): void {
   program
@@ -10,8 +10,8 @@ export function registerMigrate(program: Command): void {
     .option('-c, --config <file>', 'config file', process.env.CALLSYNC_CONFIG ?? 'callsync.config.json')
     .option('--database <path>', 'database file (overrides the config)')
     .action(async (flags: { config: string; database?: string }) => {
-      const path = flags.database ?? process.env.CALLSYNC_DATABASE ?? loadConfigFile(flags.config, process.env).database;
-      const store = await openStore(path);
+      const { database: path, passwordEnv } = resolveDatabase(flags);
+      const store = await openStore(path, { passwordEnv });
       try {
         const result = await migrateToLatest(store.db);
         const applied = result.results?.filter((r) => r.status === 'Success').map((r) => r.migrationName) ?? [];

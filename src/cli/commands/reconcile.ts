@@ -6,7 +6,7 @@ import { EXIT } from '../exit-codes.js';
 import { openExistingStore } from '../open-existing.js';
 import { parseFormat, renderGrid, sanitizeForTerminal } from '../output.js';
 import { parseTimeArg } from '../parse-time.js';
-import { resolveDatabasePath } from '../database-path.js';
+import { resolveDatabase } from '../database-path.js';
 
 interface ReconcileFlags {
   app?: string[];
@@ -64,7 +64,8 @@ export function registerReconcile(program: Command): void {
         ...(flags.from ? { from: parseTimeArg('--from', flags.from) } : {}),
         ...(flags.to ? { to: parseTimeArg('--to', flags.to) } : {}),
       };
-      const store = await openExistingStore(resolveDatabasePath(flags));
+      const { database, passwordEnv } = resolveDatabase(flags);
+      const store = await openExistingStore(database, { passwordEnv });
       try {
         const report = tolerance === undefined ? await reconcileReport(store.db, filter, limit) : await withTolerance(store.db, tolerance, (trx) => reconcileReport(trx, filter, limit));
         // Call fields (type, status, ids) come from the service: no escape sequence reaches the terminal.

@@ -6,7 +6,7 @@ import { collectReportData } from '../../report/collect-report-data.js';
 import { renderReportHtml } from '../../report/render-html.js';
 import type { ReportData } from '../../report/report-data.js';
 import { isPostgresUrl, openStore } from '../../store/connection.js';
-import { resolveDatabasePath } from '../database-path.js';
+import { resolveDatabase } from '../database-path.js';
 import { writeOutput } from '../output.js';
 
 interface ReportFlags {
@@ -35,10 +35,10 @@ export function registerReport(program: Command): void {
     .action(async (flags: ReportFlags) => {
       // Arguments are checked before the database is opened: a typo costs no I/O.
       const period = resolvePeriod({ month: flags.month, from: flags.from, to: flags.to, timezone: flags.timezone });
-      const path = resolveDatabasePath(flags);
+      const { database: path, passwordEnv } = resolveDatabase(flags);
       // Read-only, unlike `export`, which migrates: a report never changes the database it
       // describes, and so also runs on a read-only copy (an old schema gets a one-line ConfigError).
-      const store = await openStore(path, { readonly: true });
+      const store = await openStore(path, { readonly: true, passwordEnv });
       let data: ReportData;
       try {
         // The absolute path: the page travels by e-mail, and "calls.db" alone names no file. A URL

@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { ConfigError } from '../../config/errors.js';
 import { isoUtc } from '../../export/period.js';
 import { listRecentRuns } from '../../store/runs-repo.js';
-import { resolveDatabasePath } from '../database-path.js';
+import { resolveDatabase } from '../database-path.js';
 import { openExistingStore } from '../open-existing.js';
 import { parseFormat, renderGrid, sanitizeForTerminal } from '../output.js';
 
@@ -21,7 +21,8 @@ export function registerRuns(program: Command): void {
       const format = parseFormat(flags.format, ['table', 'json']);
       const limit = Number(flags.limit);
       if (!Number.isInteger(limit) || limit < 1) throw new ConfigError('--limit: expected a whole number ≥ 1');
-      const store = await openExistingStore(resolveDatabasePath(flags));
+      const { database, passwordEnv } = resolveDatabase(flags);
+      const store = await openExistingStore(database, { passwordEnv });
       try {
         const runs = await listRecentRuns(store.db, limit, flags.app);
         const rows = runs.map((r) => [

@@ -29,7 +29,7 @@ export function registerStatus(program: Command): void {
         process.exitCode = EXIT.OK;
         return;
       }
-      const store = await openExistingStore(path);
+      const store = await openExistingStore(path, { passwordEnv: flags.database ? undefined : settings?.databasePasswordEnv });
       let statuses: AppStatus[];
       try {
         statuses = await appStatuses(store.db);
