@@ -44,8 +44,8 @@ export const ConfigFileSchema = z.strictObject({
   maxResponseBytes: z.number().int().min(1024).max(2 ** 31).default(32 * 1024 * 1024),
   /** List Calls pages one app may read in one run; hitting it fails the app loudly (an endless listing). */
   maxPagesPerRun: z.number().int().min(1).max(10_000_000).default(100_000),
-  /** Members one group may have; hitting it fails the app loudly (an endless member listing). */
-  maxMembersPerGroup: z.number().int().min(1).max(10_000_000).default(1_000_000),
+  /** Members one group may have (held in memory until the listing adds up: ~100 MB at the default); hitting it fails the app loudly. */
+  maxMembersPerGroup: z.number().int().min(1).max(10_000_000).default(200_000),
   /** `callsync query` on PostgreSQL: the server cancels a statement running longer than this. */
   queryTimeoutSeconds: z.number().int().min(1).max(86_400).default(60),
   /** Name of an environment variable holding the PostgreSQL password (PGPASSWORD is read too), so it need not sit in the URL. */
