@@ -29,37 +29,32 @@ interface ColumnInfo {
 }
 
 /**
- * SQLite cannot drop a NOT NULL constraint, so `calls` is rebuilt: the documented way (a new table,
- * the rows copied, the old one dropped, the new one renamed), with foreign keys off meanwhile so
- * that dropping the old table does not cascade to participants and recordings. The column list is
- * read from the table itself, so every column added by earlier migrations comes along.
+ * SQLite cannot drop a NOT NULL constraint, so `calls` is rebuilt. It runs inside the migrator's
+ * transaction (all or nothing), where foreign keys cannot be switched off, and dropping `calls`
+ * then cascades to participants and recordings: those are copied aside first and put back. The
+ * column list is read from the table itself, so every column earlier migrations added comes along.
  */
 async function relaxCallsSqlite(db: Db): Promise<void> {
-  await sql`pragma foreign_keys = off`.execute(db);
-  try {
-    await sql`begin`.execute(db);
-    const cols = (await sql<ColumnInfo>`pragma table_info(calls)`.execute(db)).rows;
-    const indexes = (await sql<{ sql: string }>`select sql from sqlite_master where type = 'index' and tbl_name = 'calls' and sql is not null`.execute(db)).rows;
-    const defs = cols.map((c) => {
-      const notNull = c.notnull === 1 && c.name !== 'type' && c.name !== 'status' ? ' not null' : '';
-      const dflt = c.dflt_value !== null ? ` default ${c.dflt_value}` : '';
-      return `"${c.name}" ${c.type}${notNull}${dflt}`;
-    });
-    const names = cols.map((c) => `"${c.name}"`).join(', ');
-    await sql.raw(`create table calls_new (${defs.join(', ')}, constraint "calls_pk" primary key ("app_id", "session_id"))`).execute(db);
-    await sql.raw(`insert into calls_new (${names}) select ${names} from calls`).execute(db);
-    await sql`drop table calls`.execute(db);
-    await sql`alter table calls_new rename to calls`.execute(db);
-    for (const i of indexes) await sql.raw(i.sql).execute(db);
-    const broken = (await sql`pragma foreign_key_check`.execute(db)).rows;
-    if (broken.length > 0) throw new Error(`rebuilding calls broke ${broken.length} foreign key reference(s)`);
-    await sql`commit`.execute(db);
-  } catch (err) {
-    await sql`rollback`.execute(db).catch(() => undefined);
-    throw err;
-  } finally {
-    await sql`pragma foreign_keys = on`.execute(db);
-  }
+  const cols = (await sql<ColumnInfo>`pragma table_info(calls)`.execute(db)).rows;
+  const indexes = (await sql<{ sql: string }>`select sql from sqlite_master where type = 'index' and tbl_name = 'calls' and sql is not null`.execute(db)).rows;
+  const defs = cols.map((c) => {
+    const notNull = c.notnull === 1 && c.name !== 'type' && c.name !== 'status' ? ' not null' : '';
+    const dflt = c.dflt_value !== null ? ` default ${c.dflt_value}` : '';
+    return `"${c.name}" ${c.type}${notNull}${dflt}`;
+  });
+  const names = cols.map((c) => `"${c.name}"`).join(', ');
+  await sql`create temp table calls_20261123 as select * from calls`.execute(db);
+  await sql`create temp table participants_20261123 as select * from call_participants`.execute(db);
+  await sql`create temp table recordings_20261123 as select * from call_recordings`.execute(db);
+  await sql`drop table calls`.execute(db);
+  await sql.raw(`create table calls (${defs.join(', ')}, constraint "calls_pk" primary key ("app_id", "session_id"))`).execute(db);
+  await sql.raw(`insert into calls (${names}) select ${names} from temp.calls_20261123`).execute(db);
+  await sql`insert into call_participants select * from temp.participants_20261123`.execute(db);
+  await sql`insert into call_recordings select * from temp.recordings_20261123`.execute(db);
+  for (const t of ['calls_20261123', 'participants_20261123', 'recordings_20261123']) await sql.raw(`drop table temp.${t}`).execute(db);
+  for (const i of indexes) await sql.raw(i.sql).execute(db);
+  const broken = (await sql`pragma foreign_key_check`.execute(db)).rows;
+  if (broken.length > 0) throw new Error(`rebuilding calls broke ${broken.length} foreign key reference(s)`);
 }
 
 /**

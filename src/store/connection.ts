@@ -1,7 +1,7 @@
 import { chmodSync, closeSync, mkdirSync, openSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
-import { Kysely, SqliteDialect, type SqliteDatabase as SqliteDialectDatabase } from 'kysely';
+import { Kysely, SqliteAdapter, SqliteDialect, type DialectAdapter, type SqliteDatabase as SqliteDialectDatabase } from 'kysely';
 import { ConfigError } from '../config/errors.js';
 import type { Database } from './schema.js';
 
@@ -41,7 +41,7 @@ export function openSqliteStore(path: string, opts: { readonly?: boolean; busyTi
     const e = err as NodeJS.ErrnoException;
     throw new ConfigError(`database ${path} cannot be opened (${e.code ?? ''} ${e.message}); check the path and that its folder is writable`.replace(/\s+/g, ' '));
   }
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(native) }) });
+  const db = new Kysely<Database>({ dialect: new TransactionalDdlSqliteDialect({ database: withStatementCache(native) }) });
   return {
     db,
     path,
@@ -90,6 +90,25 @@ const STATEMENT_CACHE_SIZE = 128;
  * so statements are kept by SQL text. Reuse is safe: Kysely runs one query at a time on the single
  * connection (its mutex), and a streamed select holds the connection until its iterator is closed.
  */
+/**
+ * SQLite runs DDL inside transactions, but Kysely's adapter says it does not, so its migrator ran
+ * each statement on its own: a process killed inside a migration (seen: SIGKILL between two
+ * ADD COLUMNs) left it half applied and unrecorded, and every later run failed on "duplicate
+ * column". Saying so makes the migrator apply pending migrations and record them in one
+ * transaction: all or nothing.
+ */
+class TransactionalDdlSqliteAdapter extends SqliteAdapter {
+  override get supportsTransactionalDdl(): boolean {
+    return true;
+  }
+}
+
+class TransactionalDdlSqliteDialect extends SqliteDialect {
+  override createAdapter(): DialectAdapter {
+    return new TransactionalDdlSqliteAdapter();
+  }
+}
+
 function withStatementCache(native: SqliteDatabase.Database): SqliteDialectDatabase {
   const cache = new Map<string, SqliteDatabase.Statement>();
   return {
