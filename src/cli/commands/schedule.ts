@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { scheduleNightlySync, validateSchedule } from '../../../jobs/nightly-sync.js';
 import { configPath, loadConfigFile } from '../../config/load.js';
-import { formatAppSummary } from '../../sync/run-sync.js';
+import { formatAppSummary } from '../app-summary.js';
 import { runScheduledTick, type TickResult } from '../../sync/scheduled-tick.js';
 import { EXIT } from '../exit-codes.js';
 import { sanitizeForTerminal } from '../output.js';

@@ -1,7 +1,8 @@
 import type { Command } from 'commander';
 import { ConfigError } from '../../config/errors.js';
 import { configPath, loadConfigFile } from '../../config/load.js';
-import { formatAppSummary, runSyncCoordinated } from '../../sync/run-sync.js';
+import { runSyncCoordinated } from '../../sync/run-sync.js';
+import { formatAppSummary } from '../app-summary.js';
 import { EXIT } from '../exit-codes.js';
 import { sanitizeForTerminal } from '../output.js';
 import { parseTimeArg } from '../parse-time.js';
