@@ -7,6 +7,8 @@
  * is counted exactly so that it can be held against the `total` the service reports.
  */
 
+import type { Pagination } from './schemas.js';
+
 export type ListingOrder = 'newest-first' | 'oldest-first' | 'unordered' | 'unknown';
 export const ORDER_KEYS = ['startedAt', 'initiatedAt', 'endedAt'] as const;
 export type OrderKey = (typeof ORDER_KEYS)[number];
@@ -127,6 +129,25 @@ export class DistinctIds {
 export interface PageMeta {
   total?: number | undefined;
   totalPages?: number | undefined;
+}
+
+/** The reported figures of a page, when they are whole numbers ≥ 0 (anything else counts as not reported). */
+export function pageMeta(p: Pagination | undefined): PageMeta {
+  const ok = (n: number | undefined): number | undefined => (n !== undefined && Number.isFinite(n) && n >= 0 ? Math.floor(n) : undefined);
+  return { total: ok(p?.total), totalPages: ok(p?.total_pages) };
+}
+
+/** The ids of a page's entries (`key`: sessionId, uid); an entry without one gets a key of its position. */
+export function entryIds(entries: readonly unknown[], key: string, page: number): string[] {
+  return entries.map((e, i) => {
+    const id = e && typeof e === 'object' ? (e as Record<string, unknown>)[key] : undefined;
+    return typeof id === 'string' ? id : `\u0000page${page}#${i}`;
+  });
+}
+
+/** Whether a page holds exactly the ids of the page before it. */
+export function sameIds(a: readonly string[] | undefined, b: readonly string[]): boolean {
+  return a !== undefined && a.length === b.length && a.every((id, i) => id === b[i]);
 }
 
 /** One page as the end-of-listing rules see it. */

@@ -1,6 +1,6 @@
 import type { CallsApi, ListCallsPage } from './calls-api.js';
 import { ApiError } from './errors.js';
-import { DistinctIds, ListingEnd, OrderObserver, ORDER_KEYS, type EntryTimes, type ListingOrder, type OrderKey, type PageMeta } from './listing-evidence.js';
+import { DistinctIds, entryIds, ListingEnd, OrderObserver, ORDER_KEYS, pageMeta, sameIds, type EntryTimes, type ListingOrder, type OrderKey } from './listing-evidence.js';
 import type { Pagination } from './schemas.js';
 
 export interface CallsPage {
@@ -68,17 +68,6 @@ const MAX_PAGES_WITHOUT_NEW = 3;
 /** Times `total` may fall and paging step back in one pass; past that it pages forward. */
 const MAX_STEP_BACKS = 3;
 
-function idsOf(entries: readonly unknown[], page: number): string[] {
-  return entries.map((e, i) => {
-    const id = e && typeof e === 'object' ? (e as Record<string, unknown>).sessionId : undefined;
-    return typeof id === 'string' ? id : `\u0000page${page}#${i}`;
-  });
-}
-
-function sameIds(a: readonly string[] | undefined, b: readonly string[]): boolean {
-  return a !== undefined && a.length === b.length && a.every((id, i) => id === b[i]);
-}
-
 /** A usable time: a positive number (or numeric string) of unix seconds or milliseconds; else null. */
 export function timeValue(v: unknown): number | null {
   const n = typeof v === 'number' ? v : typeof v === 'string' && v.trim() !== '' ? Number(v) : NaN;
@@ -89,11 +78,6 @@ export function timeValue(v: unknown): number | null {
 export function entryTimes(raw: unknown): EntryTimes {
   const r = raw && typeof raw === 'object' ? (raw as Record<string, unknown>) : {};
   return { startedAt: timeValue(r.startedAt), initiatedAt: timeValue(r.initiatedAt), endedAt: timeValue(r.endedAt) };
-}
-
-function metaOf(p: Pagination | undefined): PageMeta {
-  const ok = (n: number | undefined): number | undefined => (n !== undefined && Number.isFinite(n) && n >= 0 ? Math.floor(n) : undefined);
-  return { total: ok(p?.total), totalPages: ok(p?.total_pages) };
 }
 
 /**
@@ -205,7 +189,7 @@ export class CallListing {
       return { pages: [{ requested: 1, res: zero }], next: 2 };
     }
     const one = await this.#list(1);
-    if (!zero || zero.entries.length === 0 || sameIds(idsOf(zero.entries, 0), idsOf(one.entries, 1))) {
+    if (!zero || zero.entries.length === 0 || sameIds(entryIds(zero.entries, 'sessionId', 0), entryIds(one.entries, 'sessionId', 1))) {
       this.#pageBase = 1;
       return { pages: [{ requested: 1, res: one }], next: 2 };
     }
@@ -240,7 +224,7 @@ export class CallListing {
     for (;;) {
       const res = prefetched.get(requested) ?? (await this.#list(requested));
       prefetched.delete(requested);
-      const meta = metaOf(res.pagination);
+      const meta = pageMeta(res.pagination);
 
       if (res.entries.length === 0) {
         const d = end.afterEmpty(index, meta);
@@ -268,7 +252,7 @@ export class CallListing {
       }
       emptyAskedAgain = false;
 
-      const ids = idsOf(res.entries, requested);
+      const ids = entryIds(res.entries, 'sessionId', requested);
       const repeats = sameIds(previousIds, ids);
       let fresh = 0;
       if (!repeats) {
@@ -359,7 +343,7 @@ export class CallListing {
       const requested = firstRequested + index;
       const res = await this.#list(requested);
       if (res.entries.length === 0) continue; // the listing shrank meanwhile: nothing here to read
-      for (const id of idsOf(res.entries, requested)) this.#distinct.add(id);
+      for (const id of entryIds(res.entries, 'sessionId', requested)) this.#distinct.add(id);
       const times = res.entries.map(entryTimes);
       this.#order.observe(times, false);
       yield { page: requested, entries: res.entries, pagination: res.pagination };

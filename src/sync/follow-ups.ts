@@ -1,9 +1,8 @@
 import type { Kysely } from 'kysely';
-import type { ApiCall } from '../source/schemas.js';
 import { listLiveCalls, listUnsettledCalls, markStaleLiveCalls } from '../store/calls-repo.js';
 import { listRetries } from '../store/retries-repo.js';
 import type { Database } from '../store/schema.js';
-import type { Pending } from './page-planner.js';
+import { pendingById, type Pending } from './page-planner.js';
 
 /** Get Calls handed to the fetcher at once by the follow-up passes. */
 const BATCH = 100;
@@ -30,8 +29,6 @@ export interface FollowUpResult {
   staled: number;
 }
 
-const byId = (sessionId: string, extra: Partial<Pending> = {}): Pending => ({ call: { sessionId } as ApiCall, json: undefined, listFingerprint: null, ...extra });
-
 /**
  * After the listing, Get Call for the calls whose details can still change although their list
  * entry may not show it (issue 12):
@@ -57,15 +54,15 @@ export async function followUpFetches(input: FollowUpInput): Promise<FollowUpRes
   const live = (await listLiveCalls(db, appId, region)).filter((id) => !input.listedLive.has(id) && !skip(id));
   for (const id of live) done.add(id);
   out.live = live.length;
-  await run(live.map((id) => byId(id, { live: true, retryAttempts: attempts.get(id)?.attempts ?? 0 })));
+  await run(live.map((id) => pendingById(id, { live: true, retryAttempts: attempts.get(id)?.attempts ?? 0 })));
 
   const again = retries.filter((r) => !skip(r.sessionId));
   for (const r of again) done.add(r.sessionId);
   out.retried = again.length;
-  await run(again.map((r) => byId(r.sessionId, { live: r.reason === 'live_not_found', retryAttempts: r.attempts })));
+  await run(again.map((r) => pendingById(r.sessionId, { live: r.reason === 'live_not_found', retryAttempts: r.attempts })));
 
   const unsettled = (await listUnsettledCalls(db, appId, region, now - input.settleDays * 86_400)).filter((id) => !skip(id));
   out.unsettled = unsettled.length;
-  await run(unsettled.map((id) => byId(id)));
+  await run(unsettled.map((id) => pendingById(id)));
   return out;
 }

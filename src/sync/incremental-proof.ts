@@ -1,8 +1,7 @@
 import type { Kysely } from 'kysely';
-import type { ApiCall } from '../source/schemas.js';
 import { countRejectedListedOnly, countStoredCalls, loadCallStates, storedCallIdsSince } from '../store/calls-repo.js';
 import type { Database } from '../store/schema.js';
-import type { Pending } from './page-planner.js';
+import { pendingById, type Pending } from './page-planner.js';
 
 /** Stored calls of the window that the listing did not show, asked for one by one at most. */
 const MAX_UNLISTED_TO_FETCH = 100;
@@ -40,7 +39,7 @@ export async function proveIncrementalWindow(input: WindowProofInput): Promise<{
     return { relist: `${unlisted.length} calls stored for the window were not listed again (first: ${unlisted[0]})` };
   }
   if (unlisted.length > 0) {
-    await input.fetchAndWrite(unlisted.map((sessionId): Pending => ({ call: { sessionId } as ApiCall, json: undefined, listFingerprint: null })));
+    await input.fetchAndWrite(unlisted.map((sessionId) => pendingById(sessionId)));
     await input.flush();
     const after = await loadCallStates(db, appId, unlisted);
     const skipped = unlisted.filter((id) => after.get(id)?.notFound !== true);

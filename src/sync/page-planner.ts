@@ -32,6 +32,11 @@ export interface Pending {
   retryAttempts?: number;
 }
 
+/** A call known only by its id (live, on the retry list, unsettled): Get Call supplies all of it. */
+export function pendingById(sessionId: string, extra: Partial<Pending> = {}): Pending {
+  return { call: { sessionId } as ApiCall, json: undefined, listFingerprint: null, ...extra };
+}
+
 /** Parses one List Calls page: each entry alone, so one bad record is rejected and the rest go on. */
 export function parseListPage(entries: readonly unknown[], page: number): { valid: ListedEntry[]; invalid: InvalidEntry[] } {
   const valid: ListedEntry[] = [];

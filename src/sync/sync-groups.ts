@@ -3,7 +3,7 @@ import pLimit from 'p-limit';
 import type { ChatApi } from '../source/chat-api.js';
 import { MAX_MEMBERS_PER_PAGE } from '../source/chat-api.js';
 import { ApiError } from '../source/errors.js';
-import { DistinctIds, ListingEnd } from '../source/listing-evidence.js';
+import { DistinctIds, entryIds, ListingEnd, pageMeta, sameIds } from '../source/listing-evidence.js';
 import { ListingError } from '../source/paginate-calls.js';
 import { ApiGroupMemberSchema, describeZodError } from '../source/schemas.js';
 import { markGroupNotFound, replaceGroupMembers } from '../store/groups-repo.js';
@@ -18,10 +18,6 @@ export interface GroupSyncResult {
   rejected: number;
   /** Groups whose members could not be synced, with the reason; retried on the next run. */
   failed: string[];
-}
-
-function wholeOrUndefined(n: number | undefined): number | undefined {
-  return n !== undefined && Number.isFinite(n) && n >= 0 ? Math.floor(n) : undefined;
 }
 
 /**
@@ -88,7 +84,7 @@ export async function syncGroupMembers(
             result.notFound++;
             return;
           }
-          const meta = { total: wholeOrUndefined(res.pagination?.total), totalPages: wholeOrUndefined(res.pagination?.total_pages) };
+          const meta = pageMeta(res.pagination);
           if (res.entries.length === 0) {
             const d = end.afterEmpty(page - 1, meta);
             if (d.kind === 'end' || askedAgain) {
@@ -100,11 +96,8 @@ export async function syncGroupMembers(
             continue;
           }
           askedAgain = false;
-          const ids = res.entries.map((e, i) => {
-            const uid = e && typeof e === 'object' ? (e as Record<string, unknown>).uid : undefined;
-            return typeof uid === 'string' ? uid : `\u0000page${page}#${i}`;
-          });
-          const repeats = previous !== undefined && previous.length === ids.length && previous.every((id, i) => id === ids[i]);
+          const ids = entryIds(res.entries, 'uid', page);
+          const repeats = sameIds(previous, ids);
           if (!repeats) for (const id of ids) seen.add(id);
           if (deps.maxMembers !== undefined && seen.count > deps.maxMembers) {
             throw new GroupTooLargeError(`List Group Members of ${guid} listed more than ${deps.maxMembers} members (maxMembersPerGroup); stopped, the listing looks endless. If the group really is that large, raise maxMembersPerGroup in the config`);
