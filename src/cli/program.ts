@@ -18,11 +18,13 @@ import { registerSync } from './commands/sync.js';
 import { registerVerify } from './commands/verify.js';
 import { EXIT } from './exit-codes.js';
 import { sanitizeForTerminal } from './output.js';
+import { packageVersion } from './version.js';
 
 /** Builds the command tree; exported so tests can inspect it without spawning a process. */
 export function buildProgram(): Command {
   const program = new Command('callsync')
     .description('call-log analytics ETL for CometChat: sync, reconcile, export')
+    .version(`callsync ${packageVersion()}`, '-V, --version', 'print the version and exit')
     .showHelpAfterError('(run `callsync --help` for the commands)')
     .exitOverride();
   registerSync(program);

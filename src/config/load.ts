@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { closest, distance } from 'fastest-levenshtein';
+import { parse as parseJsonc, printParseErrorCode, type ParseError } from 'jsonc-parser';
 import type { z } from 'zod';
 import { ConfigError } from './errors.js';
 import { AppConfigSchema, ConfigFileSchema, type Region } from './schema.js';
@@ -208,13 +209,17 @@ export function loadConfigFile(path: string, env: Env, flags: ConfigFlags = {}):
     }
     throw new ConfigError(`config file ${path} cannot be read (${code ?? 'error'}); check its permissions`);
   }
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch (err) {
-    // V8's message quotes the text around the error, which may be a key pasted unquoted: keep only the position.
-    const at = /line \d+ column \d+|position \d+/.exec((err as Error).message)?.[0];
-    throw new ConfigError(`${path}: not valid JSON${at ? ` (at ${at})` : ''}; fix the file`);
+  // Comments and trailing commas are accepted (the README's example carries comments): jsonc-parser
+  // is the parser VS Code uses for its own settings files, so what an editor shows as valid loads.
+  const errors: ParseError[] = [];
+  const json: unknown = parseJsonc(text, errors, { allowTrailingComma: true, disallowComments: false, allowEmptyContent: false });
+  if (errors.length) {
+    // Only the position is quoted, never the text around it, which may be a key pasted unquoted.
+    const first = errors[0]!;
+    const before = text.slice(0, first.offset);
+    const line = before.split('\n').length;
+    const column = first.offset - before.lastIndexOf('\n');
+    throw new ConfigError(`${path}: not valid JSON (${printParseErrorCode(first.error)} at line ${line} column ${column}); fix the file (comments and trailing commas are allowed)`);
   }
   return resolveConfig(json, env, path, flags);
 }
