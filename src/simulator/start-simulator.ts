@@ -57,6 +57,17 @@ function hostForUrl(host: string): string {
 }
 
 /**
+ * The two base URLs of an app served at `url` (http://HOST:PORT): the host-like first path segment
+ * tells apps apart. Exported so a config can point at a simulator that is not running yet (`demo`).
+ */
+export function simulatorBaseUrls(url: string, appId: string, region: string): { callsBaseUrl: string; chatBaseUrl: string } {
+  return {
+    callsBaseUrl: `${url}/${appId}.call-${region}/v3`,
+    chatBaseUrl: `${url}/${appId}.api-${region}/v3`,
+  };
+}
+
+/**
  * Starts the simulator on `host:port` (port 0 picks a free one). Resolves once listening; rejects
  * when the options are invalid or the port cannot be bound.
  */
@@ -105,10 +116,7 @@ export async function startSimulator(opts: SimulatorOptions): Promise<Simulator>
     url,
     baseUrls(appId: string) {
       const { spec } = appOf(appId);
-      return {
-        callsBaseUrl: `${url}/${spec.appId}.call-${spec.region}/v3`,
-        chatBaseUrl: `${url}/${spec.appId}.api-${spec.region}/v3`,
-      };
+      return simulatorBaseUrls(url, spec.appId, spec.region);
     },
     setFaults(f) {
       handler.setFaults(f);

@@ -1,55 +1,61 @@
 import type { Command } from 'commander';
 import { sql } from 'kysely';
+import { ConfigError } from '../../config/errors.js';
 import { resolveConfig } from '../../config/load.js';
 import { startSimulator } from '../../simulator/index.js';
+import { maskDatabaseUrl } from '../../store/postgres.js';
 import { runSync } from '../../sync/run-sync.js';
 import { formatAppSummary } from '../app-summary.js';
+import { DEMO_DATABASE, DEMO_SIM_PORT, demoSimulatorFor, nextSteps, SIM_DEFAULT_KEY, SIM_KEY_ENV, writeDemoConfig, writeDemoFile } from '../demo-setup.js';
 import { EXIT } from '../exit-codes.js';
 import { sanitizeForTerminal } from '../output.js';
 import { openRuntime } from '../runtime.js';
 
-const DEMO_KEY_ENV = 'CALLSYNC_DEMO_API_KEY';
-
 interface DemoFlags {
   database: string;
   calls: string;
+  simulatorPort?: string;
+}
+
+function intFlag(flag: string, v: string, min: number, max: number): number {
+  const n = Number(v);
+  if (!/^\d+$/.test(v.trim()) || n < min || n > max) throw new ConfigError(`${flag} ${JSON.stringify(v)}: expected a whole number from ${min} to ${max}`);
+  return n;
 }
 
 export function registerDemo(program: Command): void {
   program
     .command('demo')
-    .description('no account needed: start the simulator, sync it into ./data/demo.db, show what was synced')
-    .option('--database <path>', 'database file', 'data/demo.db')
-    .option('--calls <n>', 'calls in the main demo app', '4000')
+    .description('no account needed: start the simulator, sync it into ./data/demo.db, show what was synced, leave a callsync.config.json for the other commands')
+    .option('--database <path>', 'database file', DEMO_DATABASE)
+    .option('--calls <n>', 'calls in the main demo app (the first run only: later runs reuse the recorded simulator)', '4000')
+    .option('--simulator-port <n>', `port the written config expects \`callsync simulate --demo\` on (default ${DEMO_SIM_PORT})`)
     .action(async (flags: DemoFlags) => {
-      const calls = Math.max(1, Number(flags.calls) || 4000);
-      const apiKey = 'demo-key-not-secret';
+      const calls = intFlag('--calls', flags.calls, 1, 10_000_000);
+      const port = flags.simulatorPort === undefined ? undefined : intFlag('--simulator-port', flags.simulatorPort, 1, 65_535);
+      // Same database → same simulator (its clock, apps and seeds): the second run is incremental
+      // and makes no Get Call, and `simulate --demo` can serve exactly these calls later.
+      const { demo, reused, path: demoFile } = demoSimulatorFor(flags.database, calls, port);
       const sim = await startSimulator({
-        apps: [
-          { appId: 'demo-app', region: 'us', apiKey, calls, seed: 7 },
-          { appId: 'demo-eu', region: 'eu', apiKey, calls: Math.ceil(calls / 2), seed: 8 },
-        ],
+        apps: demo.apps.map((a) => ({ ...a, apiKey: SIM_DEFAULT_KEY })),
         port: 0,
+        now: demo.now,
       });
-      const env = { [DEMO_KEY_ENV]: apiKey };
       const settings = resolveConfig(
         {
           database: flags.database,
-          // The simulator is local: allow it a generous rate so the demo takes seconds.
-          apps: ['demo-app', 'demo-eu'].map((appId) => ({
-            appId,
-            region: appId === 'demo-eu' ? 'eu' : 'us',
-            apiKeyEnv: DEMO_KEY_ENV,
-            ...sim.baseUrls(appId),
-            requestsPerMinute: 60_000,
-          })),
+          apps: demo.apps.map((a) => ({ appId: a.appId, region: a.region, apiKeyEnv: SIM_KEY_ENV, ...sim.baseUrls(a.appId), requestsPerMinute: 60_000 })),
         },
-        env,
+        { [SIM_KEY_ENV]: SIM_DEFAULT_KEY },
         'demo',
       );
       const rt = await openRuntime(settings);
       try {
-        console.log(`callsync demo: simulator on ${sim.url}, database ${settings.database}\n`);
+        writeDemoFile(demoFile, demo);
+        const clock = new Date(demo.now * 1000).toISOString();
+        console.log(`callsync demo: simulator on ${sim.url} (its calls end at ${clock}), database ${maskDatabaseUrl(settings.database)}`);
+        if (reused) console.log(`(the simulator recorded in ${demoFile} by the first run: delete it and the database for a fresh demo)`);
+        console.log('');
         const summary = await runSync({ db: rt.store.db, dispatcher: rt.dispatcher, clock: rt.clock, log: rt.log }, settings);
         for (const r of summary.results) console.log(formatAppSummary(r));
         const totals = await sql<{ app_id: string; type: string; calls: number; participants: number; user_minutes: number; recordings: number }>`
@@ -66,16 +72,16 @@ export function registerDemo(program: Command): void {
           group by c.app_id, c.type order by c.app_id, c.type`.execute(rt.store.db);
         console.log('\nWhat is in the database now:');
         console.table(totals.rows.map((row) => ({ ...row, app_id: sanitizeForTerminal(row.app_id, { singleLine: true }), type: sanitizeForTerminal(row.type, { singleLine: true }) })));
+        const config = writeDemoConfig(demo, demoFile);
         console.log(
           [
             '',
             summary.results.every((r) => r.mode === 'incremental')
               ? 'This was an incremental run: only new or changed calls cost requests.'
               : 'Run `npm start` again: the second run is incremental and makes no Get Call request.',
-            `Query it with any SQLite client, e.g.:`,
-            `  sqlite3 ${settings.database} "select type, status, count(*) from calls group by 1, 2"`,
-            `  sqlite3 ${settings.database} "select uid, round(sum(total_duration_minutes), 1) as minutes from call_participants group by uid order by minutes desc limit 10"`,
-            'The schema is documented in docs/schema.md.',
+            config.line,
+            '',
+            ...nextSteps(demo, demoFile, config.written),
           ].join('\n'),
         );
         process.exitCode = summary.ok ? EXIT.OK : EXIT.SYNC_FAILED;

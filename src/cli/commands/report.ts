@@ -17,7 +17,7 @@ interface ReportFlags {
   to?: string;
   timezone: string;
   app?: string[];
-  out: string;
+  out?: string;
 }
 
 export function registerReport(program: Command): void {
@@ -31,7 +31,7 @@ export function registerReport(program: Command): void {
     .option('--app <appId...>', 'report only these apps (default: every app in the database)')
     .option('-c, --config <file>', 'config file (for its database path)', process.env.CALLSYNC_CONFIG ?? 'callsync.config.json')
     .option('--database <path>', 'database file (overrides the config)')
-    .requiredOption('-o, --out <file>', 'the HTML file to write (- for stdout)')
+    .option('-o, --out <file>', 'the HTML file to write (- for stdout; default report-<period>.html in the current folder)')
     .action(async (flags: ReportFlags) => {
       // Arguments are checked before the database is opened: a typo costs no I/O.
       const period = resolvePeriod({ month: flags.month, from: flags.from, to: flags.to, timezone: flags.timezone });
@@ -47,13 +47,15 @@ export function registerReport(program: Command): void {
       } finally {
         await store.close();
       }
-      const toStdout = flags.out === '-';
-      if (!toStdout) mkdirSync(dirname(resolve(flags.out)), { recursive: true, mode: 0o700 });
-      await writeOutput(flags.out, renderReportHtml(data));
+      // A default file name, so the demo's closing line `report --month M` works as printed.
+      const out = flags.out ?? `report-${period.label}.html`;
+      const toStdout = out === '-';
+      if (!toStdout) mkdirSync(dirname(resolve(out)), { recursive: true, mode: 0o700 });
+      await writeOutput(out, renderReportHtml(data));
       if (!toStdout) {
         const calls = data.billing.filter((r) => r.row_kind === 'total').reduce((s, r) => s + r.calls, 0);
         const mismatches = data.relations.find((r) => r.relation === 'mismatch')?.calls ?? 0;
-        console.log(`${flags.out}: report ${period.label} (${period.timezone}), ${data.apps.length} app(s), ${calls} calls, ${mismatches} mismatches`);
+        console.log(`${out}: report ${period.label} (${period.timezone}), ${data.apps.length} app(s), ${calls} calls, ${mismatches} mismatches`);
       }
     });
 }
