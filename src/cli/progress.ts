@@ -66,6 +66,8 @@ export function createProgressDisplay(stream: NodeJS.WriteStream = process.stder
     retry(e) {
       if (stopped) return;
       entryFor(e.appId, e.region).bar.update({ status: ` | ${formatRetryLine(e)}` });
+      // Drawn now, not at the next tick: the wait is the moment the screen must not look dead.
+      multibar.update();
     },
     stop() {
       if (stopped) return;
