@@ -41,15 +41,21 @@ export function createProgressDisplay(stream: NodeJS.WriteStream = process.stder
     },
     cliProgress.Presets.shades_classic,
   );
-  const bars = new Map<string, { bar: cliProgress.SingleBar; started: number }>();
+  interface Entry {
+    bar: cliProgress.SingleBar;
+    started: number;
+    /** The retry text shown, '' when none. */
+    status: string;
+  }
+  const bars = new Map<string, Entry>();
   let stopped = false;
   // Before the first bar the display is not drawing: lines go straight out; after, above the bars.
   logOutput?.redirect((text) => (bars.size ? multibar.log(text) : stream.write(text)));
-  const entryFor = (appId: string, region: string): { bar: cliProgress.SingleBar; started: number } => {
+  const entryFor = (appId: string, region: string): Entry => {
     const key = `${appId} (${region})`;
     let entry = bars.get(key);
     if (!entry) {
-      entry = { bar: multibar.create(1, 0, { app: key.padEnd(18), pages: 0, gets: 0, rate: 0, status: '' }), started: Date.now() };
+      entry = { bar: multibar.create(1, 0, { app: key.padEnd(18), pages: 0, gets: 0, rate: 0, status: '' }), started: Date.now(), status: '' };
       bars.set(key, entry);
     }
     return entry;
@@ -61,11 +67,21 @@ export function createProgressDisplay(stream: NodeJS.WriteStream = process.stder
       const total = Math.max(p.listedTotal ?? p.callsSeen, p.callsSeen, 1);
       const secs = Math.max((Date.now() - entry.started) / 1000, 0.001);
       entry.bar.setTotal(total);
+      entry.status = '';
       entry.bar.update(p.callsSeen, { pages: p.pages, gets: p.detailFetches, rate: Math.round(p.callsSeen / secs), status: '' });
     },
     retry(e) {
       if (stopped) return;
-      entryFor(e.appId, e.region).bar.update({ status: ` | ${formatRetryLine(e)}` });
+      const entry = entryFor(e.appId, e.region);
+      const shown = ` | ${formatRetryLine(e)}`;
+      entry.status = shown;
+      entry.bar.update({ status: shown });
+      // Once the wait is over the line no longer claims it: the next failure says so anew.
+      setTimeout(() => {
+        if (stopped || entry.status !== shown) return;
+        entry.status = '';
+        entry.bar.update({ status: '' });
+      }, e.waitMs + 250).unref();
       // Drawn now, not at the next tick: the wait is the moment the screen must not look dead.
       multibar.update();
     },
