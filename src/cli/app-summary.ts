@@ -75,7 +75,7 @@ export function formatDryRun(r: DryRunResult): string {
     `${r.invalid ? `, ${r.invalid} invalid entries` : ''}; a sync would make ${r.getCalls} Get Call requests` +
     `${r.followUpGetCalls ? ` (+ up to ${r.followUpGetCalls} for live, retry-listed and unsettled calls)` : ''}` +
     `${r.groups ? ` and list the members of ${r.groups} groups` : ''}; ` +
-    (r.listingComplete ? 'listing proved complete' : 'listing NOT proved complete');
+    (r.stoppedAtWindow ? 'incremental window listed' : r.listingComplete ? 'listing proved complete' : 'listing NOT proved complete');
   const line = sanitizeForTerminal(`${head}: ${body}`, { singleLine: true });
   return r.listingNote ? `${line}\n  ${sanitizeForTerminal(r.listingNote, { singleLine: true })}` : line;
 }

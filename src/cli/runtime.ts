@@ -50,11 +50,17 @@ export async function openRuntime(settings: Settings, opts: { quiet?: boolean; r
 /**
  * The database for a command that only reads it (`sync --dry-run`): a SQLite file opened read-only,
  * or, when there is none yet, an empty in-memory one (the file is not created). PostgreSQL is
- * opened as usual; the command only reads.
+ * opened as usual (the command only reads), or read as empty when no sync has created its tables.
  */
 async function openReadOnly(settings: Settings): Promise<Store> {
-  if (isPostgresUrl(settings.database)) return openStore(settings.database, { passwordEnv: settings.databasePasswordEnv });
-  if (existsSync(settings.database)) return openSqliteStore(settings.database, { readonly: true, busyTimeoutMs: settings.busyTimeoutMs });
+  if (isPostgresUrl(settings.database)) {
+    const pg = await openStore(settings.database, { passwordEnv: settings.databasePasswordEnv });
+    // A database no sync has migrated yet holds nothing: read it as empty instead of creating tables.
+    if ((await pg.db.introspection.getTables()).some((t) => t.name === 'sync_state')) return pg;
+    await pg.close();
+  } else if (existsSync(settings.database)) {
+    return openSqliteStore(settings.database, { readonly: true, busyTimeoutMs: settings.busyTimeoutMs });
+  }
   const empty = openSqliteStore(':memory:');
   await migrateToLatest(empty.db);
   return empty;

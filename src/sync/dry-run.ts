@@ -52,6 +52,8 @@ export interface DryRunResult {
   /** Groups called in the listed window, whose members a sync would list. */
   groups: number;
   listingComplete: boolean;
+  /** An incremental listing stopped at the watermark's window (as a sync does); the sync then proves the window. */
+  stoppedAtWindow: boolean;
   /** Why the listing could not be proved whole, or what is left to the real sync's proof. */
   listingNote?: string;
   listingOrder?: ListingOrder;
@@ -77,7 +79,7 @@ async function dryRunApp(deps: SyncDeps, settings: Settings, app: AppSettings, o
   const state = await getSyncState(db, app.appId, app.region);
   const backfill = opts.since !== undefined || opts.until !== undefined;
   const mode: SyncMode = backfill ? 'backfill' : opts.full || state?.watermark_started_at == null ? 'full' : 'incremental';
-  const r: DryRunResult = { appId: app.appId, region: app.region, mode, status: 'ok', pages: 0, listed: 0, new: 0, changed: 0, unchanged: 0, invalid: 0, getCalls: 0, followUpGetCalls: 0, groups: 0, listingComplete: false, requests: 0, retries: 0 };
+  const r: DryRunResult = { appId: app.appId, region: app.region, mode, status: 'ok', pages: 0, listed: 0, new: 0, changed: 0, unchanged: 0, invalid: 0, getCalls: 0, followUpGetCalls: 0, groups: 0, listingComplete: false, stoppedAtWindow: false, requests: 0, retries: 0 };
   let client: AppHttpClient | undefined;
   try {
     if (!app.apiKey) throw new ApiError(`environment variable ${app.apiKeyEnv} is not set; export the app's REST API key (fullAccess) in it`, 'auth', undefined, undefined, 0);
@@ -128,6 +130,7 @@ async function dryRunApp(deps: SyncDeps, settings: Settings, app: AppSettings, o
     r.listingOrder = outcome.order;
     r.reportedTotal = outcome.reportedTotal;
     r.listingComplete = outcome.complete || outcome.stoppedEarly;
+    r.stoppedAtWindow = outcome.stoppedEarly;
     if (outcome.stoppedEarly) r.listingNote = 'stopped at the incremental window; the sync proves the window against the database and lists everything once if it does not add up';
     else if (!outcome.complete) {
       r.status = 'incomplete';

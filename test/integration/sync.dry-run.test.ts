@@ -7,6 +7,7 @@ import { systemClock } from '../../src/sync/clock.js';
 import { acquireLease } from '../../src/sync/lease.js';
 import { SYNC_LEASE } from '../../src/sync/run-sync.js';
 import { runCli } from '../helpers/cli.js';
+import { freshDatabase, testDialects } from '../helpers/databases.js';
 import { KEY_ENV, startTestSim, tempDir, TEST_KEY, testConfig, withStore } from '../helpers/harness.js';
 
 const sha = (path: string): string => createHash('sha256').update(readFileSync(path)).digest('hex');
@@ -46,7 +47,7 @@ describe('sync --dry-run: list requests only, nothing written', () => {
     const listed = Number(/(\d+) calls listed/.exec(res.stdout)![1]);
     expect(listed).toBeGreaterThan(100);
     expect(res.stdout).toMatch(new RegExp(`^app1 \\(us\\): dry run \\[full\\]: ${listed} calls listed in \\d+ pages: ${listed} new, 0 changed, 0 unchanged.*a sync would make \\d+ Get Call requests.*listing proved complete$`, 'm'));
-    expect(res.stdout).toContain(`database: ${db} (read only; nothing was written)`);
+    expect(res.stdout).toContain(`database: ${db} (not created yet; nothing was written)`);
     expect(sim.stats('app1')).toMatchObject({ get: 0, members: 0 });
     expect(sim.stats('app1').list).toBeGreaterThan(0);
     expect(existsSync(db)).toBe(false);
@@ -88,5 +89,44 @@ describe('sync --dry-run: list requests only, nothing written', () => {
       expect(blocked.code).toBe(4);
       if (got.acquired) await got.lease.release();
     });
+  });
+});
+
+const postgres = (await testDialects()).includes('postgres');
+
+describe.runIf(postgres)('sync --dry-run on PostgreSQL', () => {
+  let sim: Simulator;
+  const tmp = tempDir();
+  beforeAll(async () => {
+    sim = await startTestSim([{ appId: 'app1', calls: 80 }]);
+  });
+  afterAll(async () => {
+    await sim.close();
+    tmp.cleanup();
+  });
+
+  it('creates no table in a database no sync has used, and leaves sync_runs alone after one', async () => {
+    const pgdb = await freshDatabase('postgres', tmp.dir, 'dryrun');
+    try {
+      const cfg = join(tmp.dir, 'pg.json');
+      writeFileSync(cfg, JSON.stringify(testConfig(sim, ['app1'], pgdb.url)));
+      const env = { [KEY_ENV]: TEST_KEY };
+      const first = await runCli(['sync', '--dry-run', '--json', '--config', cfg], env);
+      expect(first.code).toBe(0);
+      expect(JSON.parse(first.stdout)).toMatchObject({ mode: 'full', status: 'ok', new: 80, unchanged: 0 });
+      const tables = await withStore(pgdb.url, (s) => s.db.introspection.getTables());
+      expect(tables).toEqual([]);
+      expect((await runCli(['sync', '--config', cfg], env)).code).toBe(0);
+      const runs = async (): Promise<string> => withStore(pgdb.url, async (s) => JSON.stringify(await s.db.selectFrom('sync_runs').selectAll().orderBy('run_id').execute()));
+      const before = await runs();
+      sim.resetStats();
+      const again = await runCli(['sync', '--dry-run', '--full', '--json', '--config', cfg], env);
+      expect(again.code).toBe(0);
+      expect(JSON.parse(again.stdout)).toMatchObject({ mode: 'full', status: 'ok', new: 0, changed: 0, unchanged: 80, getCalls: 0 });
+      expect(sim.stats('app1')).toMatchObject({ get: 0, members: 0 });
+      expect(await runs()).toBe(before);
+    } finally {
+      await pgdb.drop();
+    }
   });
 });

@@ -1,4 +1,6 @@
+import { existsSync } from 'node:fs';
 import type { Command } from 'commander';
+import { isPostgresUrl } from '../../store/connection.js';
 import { ConfigError } from '../../config/errors.js';
 import { configPath, loadConfigFile, type Settings } from '../../config/load.js';
 import type { Logger } from '../../log/logger.js';
@@ -129,7 +131,8 @@ async function runDryRun(rt: Runtime, settings: Settings, flags: SyncFlags, sinc
       if (flags.json) console.log(JSON.stringify({ dryRun: true, ...r, database: maskDatabaseUrl(settings.database) }));
       else if (!flags.quiet || r.status !== 'ok') (r.status === 'ok' ? console.log : console.error)(formatDryRun(r));
     }
-    if (!flags.json && !flags.quiet) console.log(`${formatDatabaseLine(settings.database)} (read only; nothing was written)`);
+    const absent = !isPostgresUrl(settings.database) && !existsSync(settings.database);
+    if (!flags.json && !flags.quiet) console.log(`${formatDatabaseLine(settings.database)} (${absent ? 'not created yet' : 'only read'}; nothing was written)`);
     process.exitCode = stop.signal.aborted ? EXIT.INTERRUPTED : results.every((r) => r.status === 'ok') ? EXIT.OK : EXIT.SYNC_FAILED;
   } finally {
     stop.dispose();
