@@ -148,7 +148,11 @@ export class AppHttpClient {
       const wait = Math.max(outcome.waitMs ?? 0, jittered);
       if (outcome.kind === 'rate_limited') this.opts.pacer.pauseUntil(clock.now() + wait);
       this.counters.retries++;
-      this.opts.onRetry?.({ host: base.host, what, attempt: attempt + 1, maxAttempts, waitMs: wait, reason: outcome.reason ?? outcome.detail, kind: outcome.kind });
+      try {
+        this.opts.onRetry?.({ host: base.host, what, attempt: attempt + 1, maxAttempts, waitMs: wait, reason: outcome.reason ?? outcome.detail, kind: outcome.kind });
+      } catch {
+        // A display that fails to show the wait must not fail the request.
+      }
       try {
         await clock.sleep(wait, signal);
       } catch {
