@@ -61,9 +61,9 @@ export function registerSync(program: Command): void {
       const until = flags.until !== undefined ? parseTimeArg('--until', flags.until) : undefined;
       if (since !== undefined && until !== undefined && since >= until) throw new ConfigError('--since must be before --until');
       if (flags.refetch && since === undefined && until === undefined) throw new ConfigError('--refetch needs a window: add --since and/or --until (YYYY-MM-DD)');
+      if (flags.dryRun && flags.tickKey) throw new ConfigError('--dry-run takes no --tick-key: it syncs nothing');
       const unknown = (flags.app ?? []).filter((id) => !settings.apps.some((a) => a.appId === id));
       if (unknown.length) throw new ConfigError(`--app ${unknown.join(', ')}: not in ${cfgPath}; configured apps: ${settings.apps.map((a) => a.appId).join(', ')}`);
-      if (flags.dryRun && flags.tickKey) throw new ConfigError('--dry-run takes no --tick-key: it syncs nothing');
       const rt = await openRuntime(settings, { quiet: flags.quiet ?? false, readOnly: flags.dryRun ?? false });
       if (flags.dryRun) return runDryRun(rt, settings, flags, since, until);
       const progress = flags.quiet || flags.json || flags.progress === false ? undefined : createProgressDisplay(process.stderr, rt.logOutput);
