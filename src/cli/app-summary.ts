@@ -1,3 +1,5 @@
+import { maskDatabaseUrl } from '../store/postgres.js';
+import type { DryRunResult } from '../sync/dry-run.js';
 import type { AppSyncResult } from '../sync/sync-app.js';
 import { sanitizeForTerminal } from './output.js';
 
@@ -25,4 +27,55 @@ export function formatAppSummary(r: AppSyncResult): string {
     (r.listingOrder ? `; listing ${r.listingOrder}, ${listingProof(r)}` : '');
   // The error quotes the service (its messages, ids): printed as one clean line, never as escape sequences.
   return r.error ? `${head}: ${body}\n  error: ${sanitizeForTerminal(r.error, { singleLine: true })}` : `${head}: ${body}`;
+}
+
+/** The database line under the summaries: a relative path or a postgres URL (password masked). */
+export function formatDatabaseLine(database: string): string {
+  return sanitizeForTerminal(`database: ${maskDatabaseUrl(database)}`, { singleLine: true });
+}
+
+/** `sync --json`: one object per app, the same facts as the summary line, for scripts. */
+export function appSummaryJson(r: AppSyncResult, database: string): Record<string, unknown> {
+  return {
+    appId: r.appId,
+    region: r.region,
+    status: r.status,
+    mode: r.mode,
+    pages: r.pages,
+    callsListed: r.callsSeen,
+    callsWritten: r.callsWritten,
+    callsFromList: r.callsFromList,
+    detailFetches: r.detailFetches,
+    notFound: r.notFound,
+    rejected: r.rejected,
+    failedCalls: r.failedCalls,
+    groupsSynced: r.groupsSynced,
+    membersSynced: r.membersSynced,
+    groupsNotFound: r.groupsNotFound,
+    requests: r.requests,
+    requestsByKind: r.requestsByKind,
+    retries: r.retries,
+    rateLimited: r.rateLimited,
+    durationMs: Math.round(r.durationMs),
+    listingOrder: r.listingOrder ?? null,
+    listedDistinct: r.listedDistinct ?? null,
+    reportedTotal: r.reportedTotal ?? null,
+    listingComplete: r.listingComplete ?? null,
+    error: r.error ?? null,
+    database: maskDatabaseUrl(database),
+  };
+}
+
+/** `sync --dry-run`: one line per app (and a note line when the listing leaves something to say). */
+export function formatDryRun(r: DryRunResult): string {
+  const head = `${r.appId} (${r.region}): dry run [${r.mode}]`;
+  if (r.status === 'failed') return sanitizeForTerminal(`${head}: FAILED after ${r.pages} pages: ${r.error ?? 'unknown error'}`, { singleLine: true });
+  const body =
+    `${r.listed} calls listed in ${r.pages} pages: ${r.new} new, ${r.changed} changed, ${r.unchanged} unchanged` +
+    `${r.invalid ? `, ${r.invalid} invalid entries` : ''}; a sync would make ${r.getCalls} Get Call requests` +
+    `${r.followUpGetCalls ? ` (+ up to ${r.followUpGetCalls} for live, retry-listed and unsettled calls)` : ''}` +
+    `${r.groups ? ` and list the members of ${r.groups} groups` : ''}; ` +
+    (r.stoppedAtWindow ? 'incremental window listed' : r.listingComplete ? 'listing proved complete' : 'listing NOT proved complete');
+  const line = sanitizeForTerminal(`${head}: ${body}`, { singleLine: true });
+  return r.listingNote ? `${line}\n  ${sanitizeForTerminal(r.listingNote, { singleLine: true })}` : line;
 }

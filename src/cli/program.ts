@@ -1,4 +1,5 @@
-import { Command, CommanderError } from 'commander';
+import { Command, CommanderError, Option } from 'commander';
+import { LOG_FORMATS, type LogFormat } from '../log/logger.js';
 import { ConfigError } from '../config/errors.js';
 import { MigrationError } from '../store/migrate.js';
 import { QueryRefusedError } from '../store/read-only-query.js';
@@ -18,6 +19,7 @@ import { registerSync } from './commands/sync.js';
 import { registerVerify } from './commands/verify.js';
 import { EXIT } from './exit-codes.js';
 import { sanitizeForTerminal } from './output.js';
+import { setLogFormat } from './runtime.js';
 import { packageVersion } from './version.js';
 
 /** Builds the command tree; exported so tests can inspect it without spawning a process. */
@@ -26,7 +28,10 @@ export function buildProgram(): Command {
     .description('call-log analytics ETL for CometChat: sync, reconcile, export')
     .version(`callsync ${packageVersion()}`, '-V, --version', 'print the version and exit')
     .showHelpAfterError('(run `callsync --help` for the commands)')
+    .addOption(new Option('--log-format <format>', 'log lines on stderr: pretty (default on a terminal) or json (default otherwise)').choices([...LOG_FORMATS]))
     .exitOverride();
+  // Any command's logger is built after this: one option for all of them, before or after the command name.
+  program.hook('preAction', (cmd) => setLogFormat(cmd.opts<{ logFormat?: LogFormat }>().logFormat));
   registerSync(program);
   registerSchedule(program);
   registerMigrate(program);

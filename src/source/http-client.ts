@@ -2,6 +2,7 @@ import type { Dispatcher } from 'undici';
 import { redact, redactStrings, type Secret } from '../config/secret.js';
 import { ApiError, classify, isRetryable, readErrorBody, type ApiErrorKind } from './errors.js';
 import { capNesting } from './json-limits.js';
+import { describeNetworkError, timeoutProblem } from './network-errors.js';
 import type { Clock, RequestPacer } from './request-pacer.js';
 
 export type RequestKind = 'list' | 'get' | 'members' | 'stats';
@@ -11,6 +12,22 @@ export interface RequestCounters {
   byKind: Record<RequestKind, number>;
   retries: number;
   rateLimited: number;
+}
+
+/** A request failed and is about to be retried: what a progress display shows while it waits. */
+export interface RetryEvent {
+  /** The host asked (`1a2b.call-us.cometchat.io`). */
+  host: string;
+  /** What failed, as the request describes itself (`List Calls page 3`). */
+  what: string;
+  /** The attempt about to be made, and the most there will be. */
+  attempt: number;
+  maxAttempts: number;
+  /** How long the client waits before it (ms). */
+  waitMs: number;
+  /** A few words on why: `connection refused`, `HTTP 503`, `rate limited (HTTP 429)`. */
+  reason: string;
+  kind: ApiErrorKind;
 }
 
 export interface HttpClientOptions {
@@ -27,6 +44,8 @@ export interface HttpClientOptions {
   readonly maxResponseBytes?: number;
   /** Aborts waiting and in-flight requests (shutdown). */
   readonly signal?: AbortSignal;
+  /** Told before each wait for a retry, so a dead service does not look like a blank screen. */
+  readonly onRetry?: (e: RetryEvent) => void;
 }
 
 /** Longest Retry-After we wait for; a longer one ends the request (the run reports it). */
@@ -71,6 +90,10 @@ function remaining(headers: Dispatcher.ResponseData['headers']): number | undefi
 interface Failure {
   kind: ApiErrorKind;
   detail: string;
+  /** A few words for the retry line; the detail when absent. */
+  reason?: string;
+  /** What to check, when the kind's usual advice does not fit (network failures). */
+  advice?: string;
   code?: string;
   status?: number;
   waitMs?: number;
@@ -126,13 +149,18 @@ export class AppHttpClient {
       if (outcome.kind === 'rate_limited') this.opts.pacer.pauseUntil(clock.now() + wait);
       this.counters.retries++;
       try {
+        this.opts.onRetry?.({ host: base.host, what, attempt: attempt + 1, maxAttempts, waitMs: wait, reason: outcome.reason ?? outcome.detail, kind: outcome.kind });
+      } catch {
+        // A display that fails to show the wait must not fail the request.
+      }
+      try {
         await clock.sleep(wait, signal);
       } catch {
         throw aborted();
       }
     }
     const f = last ?? { kind: 'transient' as const, detail: 'no attempt made' };
-    const advice = ADVICE[f.kind];
+    const advice = f.advice ?? ADVICE[f.kind];
     const err = new ApiError(
       redact(`${this.label}: ${what} failed: ${f.detail}${isRetryable(f.kind) ? ` (gave up after ${attempts} attempts)` : ''}${advice ? `; ${advice}` : ''}`, [this.opts.apiKey]),
       f.kind,
@@ -173,9 +201,9 @@ export class AppHttpClient {
         // Not retried: the same request would get the same body. Reading stopped at the cap.
         return { kind: 'client', detail: `response body larger than maxResponseBytes (${maxBytes} bytes), not read further; raise maxResponseBytes if the service really sends such bodies` };
       }
-      if (deadline.signal.aborted) return { kind: 'transient', detail: `no complete answer within requestTimeoutMs (${timeoutMs} ms)` };
-      const e = err as NodeJS.ErrnoException;
-      return { kind: 'transient', detail: `network error ${e.code ?? e.name}` };
+      const host = new URL(origin).host;
+      const p = deadline.signal.aborted ? timeoutProblem(host, timeoutMs) : describeNetworkError(err, host, timeoutMs);
+      return { kind: 'transient', detail: p.detail, reason: p.reason, advice: p.advice };
     } finally {
       clearTimeout(timer);
     }
@@ -237,6 +265,7 @@ export class AppHttpClient {
       status,
       ...(code ? { code } : {}),
       ...(waitMs !== undefined ? { waitMs } : {}),
+      reason: errKind === 'rate_limited' ? `rate limited (HTTP ${status})` : `HTTP ${status}${code ? ` ${code}` : ''}`,
       detail: `HTTP ${status}${code ? ` ${code}` : ''}${message ? ` (${message})` : ''}`,
     };
   }

@@ -7,7 +7,7 @@ import { redact } from '../config/secret.js';
 import { CallsApi } from '../source/calls-api.js';
 import { ChatApi } from '../source/chat-api.js';
 import { ApiError } from '../source/errors.js';
-import { AppHttpClient } from '../source/http-client.js';
+import { AppHttpClient, type RetryEvent } from '../source/http-client.js';
 import { CallListing, type ListingOutcome } from '../source/paginate-calls.js';
 import { RequestPacer } from '../source/request-pacer.js';
 import type { ApiCall } from '../source/schemas.js';
@@ -24,10 +24,15 @@ import { parseListPage, planPage, type Pending } from './page-planner.js';
 import { MAX_CALLS_PER_TRANSACTION, PageWriter } from './page-writer.js';
 import { RecentCalls } from './recent-calls.js';
 import { syncGroupMembers } from './sync-groups.js';
-import { emptyResult, type AppSyncResult, type SyncMode, type SyncOptions } from './sync-result.js';
+import { emptyResult, type AppRetryEvent, type AppSyncResult, type SyncMode, type SyncOptions } from './sync-result.js';
 import { WatermarkTracker } from './watermark.js';
 
-export type { AppProgress, AppSyncResult, SyncMode, SyncOptions } from './sync-result.js';
+export type { AppProgress, AppRetryEvent, AppSyncResult, SyncMode, SyncOptions } from './sync-result.js';
+
+/** The client's retry events, told as this app's. */
+export function retryTo(onRetry: (e: AppRetryEvent) => void, app: { appId: string; region: string }): (e: RetryEvent) => void {
+  return (e) => onRetry({ ...e, appId: app.appId, region: app.region });
+}
 
 export interface SyncDeps {
   readonly db: Kysely<Database>;
@@ -86,6 +91,7 @@ export async function syncApp(deps: SyncDeps, settings: Settings, app: AppSettin
       timeoutMs: settings.requestTimeoutMs, maxAttempts: settings.maxAttempts, retryBaseMs: settings.retryBaseMs,
       maxResponseBytes: settings.maxResponseBytes,
       ...(opts.signal ? { signal: opts.signal } : {}),
+      ...(opts.onRetry ? { onRetry: retryTo(opts.onRetry, app) } : {}),
     });
     http = client;
     const api = new CallsApi(client, app.callsBaseUrl);
@@ -257,7 +263,9 @@ export async function syncApp(deps: SyncDeps, settings: Settings, app: AppSettin
     const msg = (err as Error).message;
     r.error = redact(msg.startsWith(`app ${app.appId}`) ? msg : `app ${app.appId} (${app.region}): ${msg}`, app.apiKey ? [app.apiKey] : []);
     if (r.status === 'interrupted') r.error = `app ${app.appId} (${app.region}): interrupted by a signal; pages already fetched were written, the next run resumes`;
-    log[r.status === 'interrupted' ? 'warn' : 'error']({ err: r.error }, r.status === 'interrupted' ? 'sync interrupted' : 'sync failed');
+    // Reported once, by the caller: the summary line (or `sync --json`) carries the error. A second
+    // copy in the log put the same failure on the terminal twice; --log-level debug still shows it here.
+    log.debug({ err: r.error, status: r.status }, r.status === 'interrupted' ? 'sync interrupted' : 'sync failed');
   } finally {
     if (http) {
       r.requests = http.counters.requests;

@@ -1,3 +1,4 @@
+import type { RetryEvent } from '../source/http-client.js';
 import type { ListingOrder } from '../source/listing-evidence.js';
 
 export interface SyncOptions {
@@ -13,6 +14,14 @@ export interface SyncOptions {
   readonly refetch?: boolean;
   /** Called after each page is written (progress displays). */
   readonly onProgress?: (p: AppProgress) => void;
+  /** Called before each wait for a retried request (progress displays, retry warnings). */
+  readonly onRetry?: (e: AppRetryEvent) => void;
+}
+
+/** A request of one app is being retried. */
+export interface AppRetryEvent extends RetryEvent {
+  appId: string;
+  region: string;
 }
 
 export type SyncMode = 'full' | 'incremental' | 'backfill';

@@ -1,13 +1,19 @@
+import { existsSync } from 'node:fs';
 import type { Command } from 'commander';
+import { isPostgresUrl } from '../../store/connection.js';
 import { ConfigError } from '../../config/errors.js';
-import { configPath, loadConfigFile } from '../../config/load.js';
+import { configPath, loadConfigFile, type Settings } from '../../config/load.js';
+import type { Logger } from '../../log/logger.js';
+import { maskDatabaseUrl } from '../../store/postgres.js';
+import { dryRun } from '../../sync/dry-run.js';
 import { runSyncCoordinated } from '../../sync/run-sync.js';
-import { formatAppSummary } from '../app-summary.js';
+import type { AppRetryEvent } from '../../sync/sync-app.js';
+import { appSummaryJson, formatAppSummary, formatDatabaseLine, formatDryRun } from '../app-summary.js';
 import { EXIT } from '../exit-codes.js';
 import { sanitizeForTerminal } from '../output.js';
 import { parseTimeArg } from '../parse-time.js';
-import { createProgressDisplay } from '../progress.js';
-import { openRuntime } from '../runtime.js';
+import { createProgressDisplay, retryWarner, type ProgressDisplay } from '../progress.js';
+import { openRuntime, type Runtime } from '../runtime.js';
 import { abortOnSignals } from '../shutdown.js';
 
 interface SyncFlags {
@@ -22,6 +28,13 @@ interface SyncFlags {
   quiet?: boolean;
   progress?: boolean;
   tickKey?: string;
+  json?: boolean;
+  dryRun?: boolean;
+}
+
+/** Retries shown on the live display when there is one, else warned in the log (rate-limited). */
+function retryNotice(progress: ProgressDisplay | undefined, log: Logger): (e: AppRetryEvent) => void {
+  return progress ? (e) => progress.retry(e) : retryWarner(log);
 }
 
 export function registerSync(program: Command): void {
@@ -39,6 +52,8 @@ export function registerSync(program: Command): void {
     .option('-q, --quiet', 'print only failures, log only errors')
     .option('--no-progress', 'no live progress display on a terminal')
     .option('--tick-key <key>', 'PostgreSQL workers given the same key sync each app once (e.g. the date)')
+    .option('--json', 'print one JSON summary object per app on stdout (one a line) and nothing else there; no progress display')
+    .option('--dry-run', 'list what a sync would fetch (List Calls only: no Get Call, no writes, no lease) and say so per app')
     .action(async (flags: SyncFlags) => {
       const cfgPath = configPath(flags.config, process.env);
       const settings = loadConfigFile(cfgPath, process.env, { ...(flags.database ? { database: flags.database } : {}), ...(flags.logLevel ? { logLevel: flags.logLevel } : {}) });
@@ -46,10 +61,12 @@ export function registerSync(program: Command): void {
       const until = flags.until !== undefined ? parseTimeArg('--until', flags.until) : undefined;
       if (since !== undefined && until !== undefined && since >= until) throw new ConfigError('--since must be before --until');
       if (flags.refetch && since === undefined && until === undefined) throw new ConfigError('--refetch needs a window: add --since and/or --until (YYYY-MM-DD)');
+      if (flags.dryRun && flags.tickKey) throw new ConfigError('--dry-run takes no --tick-key: it syncs nothing');
       const unknown = (flags.app ?? []).filter((id) => !settings.apps.some((a) => a.appId === id));
       if (unknown.length) throw new ConfigError(`--app ${unknown.join(', ')}: not in ${cfgPath}; configured apps: ${settings.apps.map((a) => a.appId).join(', ')}`);
-      const rt = await openRuntime(settings, { quiet: flags.quiet ?? false });
-      const progress = flags.quiet || flags.progress === false ? undefined : createProgressDisplay();
+      const rt = await openRuntime(settings, { quiet: flags.quiet ?? false, readOnly: flags.dryRun ?? false });
+      if (flags.dryRun) return runDryRun(rt, settings, flags, since, until);
+      const progress = flags.quiet || flags.json || flags.progress === false ? undefined : createProgressDisplay(process.stderr, rt.logOutput);
       const stop = abortOnSignals((sig) => rt.log.warn({ signal: sig }, 'stopping: writing what was fetched, then exiting'));
       try {
         const outcome = await runSyncCoordinated({ db: rt.store.db, dispatcher: rt.dispatcher, clock: rt.clock, log: rt.log }, settings, {
@@ -61,17 +78,25 @@ export function registerSync(program: Command): void {
           ...(flags.app ? { appIds: flags.app } : {}),
           ...(flags.tickKey ? { tickKey: flags.tickKey } : {}),
           ...(progress ? { onProgress: (p) => progress.update(p) } : {}),
+          onRetry: retryNotice(progress, rt.log),
         });
         progress?.stop();
         if (outcome.skipped) {
           console.error(sanitizeForTerminal(`callsync: skipped: ${outcome.reason}`, { singleLine: true }));
+          if (flags.json) for (const a of selectedApps(settings, flags.app)) console.log(JSON.stringify(skippedJson({ ...a, reason: outcome.reason }, settings.database)));
           process.exitCode = EXIT.SKIPPED;
           return;
         }
-        for (const r of outcome.summary.results) {
-          if (!flags.quiet || r.status !== 'ok') (r.status === 'ok' ? console.log : console.error)(formatAppSummary(r));
+        if (flags.json) {
+          for (const r of outcome.summary.results) console.log(JSON.stringify(appSummaryJson(r, settings.database)));
+          for (const a of outcome.summary.skippedApps ?? []) console.log(JSON.stringify(skippedJson(a, settings.database)));
+        } else {
+          for (const r of outcome.summary.results) {
+            if (!flags.quiet || r.status !== 'ok') (r.status === 'ok' ? console.log : console.error)(formatAppSummary(r));
+          }
+          if (!flags.quiet) for (const s of outcome.summary.skippedApps ?? []) console.log(sanitizeForTerminal(`${s.appId} (${s.region}): skipped: ${s.reason}`, { singleLine: true }));
+          if (!flags.quiet) console.log(formatDatabaseLine(settings.database));
         }
-        if (!flags.quiet) for (const s of outcome.summary.skippedApps ?? []) console.log(sanitizeForTerminal(`${s.appId} (${s.region}): skipped: ${s.reason}`, { singleLine: true }));
         process.exitCode = outcome.summary.ok ? EXIT.OK : stop.signal.aborted ? EXIT.INTERRUPTED : EXIT.SYNC_FAILED;
       } finally {
         progress?.stop();
@@ -79,4 +104,38 @@ export function registerSync(program: Command): void {
         await rt.close();
       }
     });
+}
+
+function selectedApps(settings: Settings, appIds: string[] | undefined): { appId: string; region: string }[] {
+  return settings.apps.filter((a) => !appIds?.length || appIds.includes(a.appId));
+}
+
+function skippedJson(a: { appId: string; region: string; reason: string }, database: string): Record<string, unknown> {
+  return { appId: a.appId, region: a.region, status: 'skipped', reason: a.reason, database: maskDatabaseUrl(database) };
+}
+
+/** `sync --dry-run`: list requests only, the database only read; exit 1 when an app could not be listed or proved. */
+async function runDryRun(rt: Runtime, settings: Settings, flags: SyncFlags, since: number | undefined, until: number | undefined): Promise<void> {
+  const stop = abortOnSignals((sig) => rt.log.warn({ signal: sig }, 'stopping the dry run'));
+  try {
+    const results = await dryRun({ db: rt.store.db, dispatcher: rt.dispatcher, clock: rt.clock, log: rt.log }, settings, {
+      full: flags.full ?? false,
+      ...(flags.refetch ? { refetch: true } : {}),
+      ...(since !== undefined ? { since } : {}),
+      ...(until !== undefined ? { until } : {}),
+      ...(flags.app ? { appIds: flags.app } : {}),
+      signal: stop.signal,
+      ...(flags.quiet ? {} : { onRetry: retryWarner(rt.log) }),
+    });
+    for (const r of results) {
+      if (flags.json) console.log(JSON.stringify({ dryRun: true, ...r, database: maskDatabaseUrl(settings.database) }));
+      else if (!flags.quiet || r.status !== 'ok') (r.status === 'ok' ? console.log : console.error)(formatDryRun(r));
+    }
+    const absent = !isPostgresUrl(settings.database) && !existsSync(settings.database);
+    if (!flags.json && !flags.quiet) console.log(`${formatDatabaseLine(settings.database)} (${absent ? 'not created yet' : 'only read'}; nothing was written)`);
+    process.exitCode = stop.signal.aborted ? EXIT.INTERRUPTED : results.every((r) => r.status === 'ok') ? EXIT.OK : EXIT.SYNC_FAILED;
+  } finally {
+    stop.dispose();
+    await rt.close();
+  }
 }
