@@ -74,7 +74,7 @@ describe('a sync killed with SIGKILL: status and runs show its run abandoned at 
     const status = await runCli(['status', '--config', cfg], env);
     expect(status.code, status.stderr).toBe(1);
     expect(status.stdout).toContain(`ABANDONED: app1 (us): the process running it (pid ${child.pid} on ${hostname()}) is gone`);
-    expect(status.stdout).toMatch(/^UNHEALTHY: the last run of app1 \(us\): abandoned did not succeed$/m);
+    expect(status.stdout).toMatch(/^UNHEALTHY: the last run did not succeed: app1 \(us\) abandoned$/m);
     const json = JSON.parse((await runCli(['status', '--config', cfg, '--format', 'json'], env)).stdout) as StatusJson;
     expect(json.healthy).toBe(false);
     expect(json.apps[0]!.last_run_status).toBe('abandoned');

@@ -55,7 +55,7 @@ export function registerStatus(program: Command): void {
         const failed = failing.filter((s) => !future.includes(s));
         // An abandoned run names why (its process is gone): a SIGKILLed sync is not mistaken for a running one.
         for (const s of failed.filter((f) => f.last_run_status === 'abandoned')) process.stdout.write(`${sanitizeForTerminal(`ABANDONED: ${s.app_id} (${s.region}): ${s.last_run_error ?? 'its process is gone'}`, { singleLine: true })}\n`);
-        process.stdout.write(sanitizeForTerminal(failed.length ? `UNHEALTHY: the last run of ${failed.map((s) => `${s.app_id} (${s.region}): ${s.last_run_status}`).join(', ')} did not succeed\n` : future.length ? 'UNHEALTHY\n' : 'healthy\n'));
+        process.stdout.write(sanitizeForTerminal(failed.length ? `UNHEALTHY: the last run did not succeed: ${failed.map((s) => `${s.app_id} (${s.region}) ${s.last_run_status}`).join(', ')}\n` : future.length ? 'UNHEALTHY\n' : 'healthy\n'));
       }
       process.exitCode = failing.length ? EXIT.SYNC_FAILED : EXIT.OK;
     });
