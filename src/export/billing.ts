@@ -1,5 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import { NO_TYPE, type ReconciliationAdditions } from '../reconcile/issue-codes.js';
+import { lastRuns } from '../store/runs-repo.js';
 import type { Database } from '../store/schema.js';
 import { isoUtc, type Period } from './period.js';
 
@@ -57,8 +58,10 @@ export interface BillingRow {
   flagged_calls: number;
   /** Their user-minutes, not in `user_minutes` nor in any other minutes column. */
   flagged_user_minutes: number;
-  /** 'total' for the app's total row, 'type' for a call type's; last column, after every older one. */
+  /** 'total' for the app's total row, 'type' for a call type's; after every older column. */
   row_kind: BillingRowKind;
+  /** 1 when the app's data may be incomplete for the period (see staleApps), else 0; null when not checked. */
+  stale: number | null;
 }
 
 /** Column order of the CSV header (documented in docs/schema.md). */
@@ -67,11 +70,11 @@ export const BILLING_COLUMNS: readonly (keyof BillingRow)[] = [
   'participant_audio_minutes', 'participant_video_minutes', 'user_minutes', 'call_audio_minutes', 'call_video_minutes',
   'call_total_minutes', 'recording_minutes', 'calls_participant_sum', 'calls_wall_clock', 'calls_mismatch',
   'calls_incomplete', 'delta_minutes', 'usage_audio_minutes', 'usage_video_minutes', 'usage_recorded_minutes',
-  'usage_audio_delta_minutes', 'usage_video_delta_minutes', 'flagged_calls', 'flagged_user_minutes', 'row_kind',
+  'usage_audio_delta_minutes', 'usage_video_delta_minutes', 'flagged_calls', 'flagged_user_minutes', 'row_kind', 'stale',
 ];
 
 /** What the aggregate query returns: a billing row before the period labels and derived columns. */
-type AggRow = Omit<BillingRow, 'period' | 'period_start' | 'period_end' | 'timezone' | 'delta_minutes' | `usage_${string}` | 'row_kind'>;
+type AggRow = Omit<BillingRow, 'period' | 'period_start' | 'period_end' | 'timezone' | 'delta_minutes' | `usage_${string}` | 'row_kind' | 'stale'>;
 
 /** An aggregate row and whether it is a total (computed here) or a type row (from the query). */
 interface KindedAgg {
@@ -84,12 +87,54 @@ export function roundMinutes(n: number): number {
   return Object.is(r, -0) ? 0 : r;
 }
 
+/** An app whose figures for a period may be incomplete, and why. */
+export interface StaleApp {
+  app_id: string;
+  region: string;
+  reason: string;
+}
+
+/**
+ * The apps whose stored data may not hold the whole period, so an export must not pass for complete:
+ * the last sync run is not `ok` (failed, partial, interrupted, abandoned, or still running), the app
+ * never synced, or, for a period that has ended, its last successful sync is older than the period's
+ * end. The apps are those found in the database plus `apps` (the configured ones, which may never
+ * have run), narrowed to `appIds` when given.
+ */
+export async function staleApps(
+  db: Kysely<Database>,
+  period: Period,
+  opts: { appIds?: readonly string[]; apps?: readonly { appId: string; region: string }[]; nowSec?: number } = {},
+): Promise<StaleApp[]> {
+  const nowSec = opts.nowSec ?? Math.floor(Date.now() / 1000);
+  const states = await db.selectFrom('sync_state').select(['app_id', 'region', 'last_success_at']).execute();
+  const runs = await lastRuns(db);
+  const keys = new Map<string, { app_id: string; region: string }>();
+  for (const k of [...states, ...runs, ...(opts.apps ?? []).map((a) => ({ app_id: a.appId, region: a.region }))]) keys.set(JSON.stringify([k.app_id, k.region]), { app_id: k.app_id, region: k.region });
+  const out: StaleApp[] = [];
+  for (const { app_id, region } of keys.values()) {
+    if (opts.appIds?.length && !opts.appIds.includes(app_id)) continue;
+    const run = runs.find((r) => r.app_id === app_id && r.region === region);
+    const success = states.find((s) => s.app_id === app_id && s.region === region)?.last_success_at ?? null;
+    let reason: string | undefined;
+    if (!run && success === null) reason = 'never synced';
+    else if (run && run.status !== 'ok') reason = `its last sync (started ${isoUtc(run.started_at)}): ${run.status}`;
+    else if (success === null) reason = 'never synced successfully';
+    else if (period.end <= nowSec && success < period.end) reason = `its last successful sync (${isoUtc(success)}) is older than the period's end (${isoUtc(period.end)})`;
+    if (reason) out.push({ app_id, region, reason });
+  }
+  return out.sort((a, b) => cmp(a.app_id, b.app_id) || cmp(a.region, b.region));
+}
+
 /**
  * Billing figures of a period, set-based in SQL over `call_reconciliation` (a call belongs to the
  * period of its started_at). Rows come sorted by app, region, type, with each app's total row last.
  * Flagged calls count in `calls` but their minutes only in `flagged_user_minutes` (see BillingRow).
+ * With `stale` (from staleApps), every row says whether its app is stale, and a stale app without
+ * calls in the period still gets its total row (zeros, stale 1): an app missing from the export
+ * could otherwise pass for an app without calls.
  */
-export async function computeBilling(db: Kysely<Database>, period: Period, opts: { appIds?: readonly string[] } = {}): Promise<BillingRow[]> {
+export async function computeBilling(db: Kysely<Database>, period: Period, opts: { appIds?: readonly string[]; stale?: readonly StaleApp[] } = {}): Promise<BillingRow[]> {
   const apps = opts.appIds?.length ? sql`and app_id in (${sql.join(opts.appIds.map((a) => sql`${a}`))})` : sql``;
   // Minutes of unflagged calls only; the flagged ones' user-minutes go to their own column.
   const ok = (expr: string) => sql.raw(`sum(case when flagged = 0 then ${expr} else 0 end)`);
@@ -120,8 +165,11 @@ export async function computeBilling(db: Kysely<Database>, period: Period, opts:
       where started_at >= ${period.start} and started_at < ${period.end} ${apps}
       group by app_id, region, coalesce(type, ${noType})`.execute(db)
   ).rows;
-  const kinded: KindedAgg[] = [...byType.map((agg) => ({ agg, kind: 'type' as const })), ...appTotals(byType).map((agg) => ({ agg, kind: 'total' as const }))];
-  const rows = kinded.map((k) => toBillingRow(k.agg, k.kind, period));
+  const totals = appTotals(byType);
+  const isStale = (r: { app_id: string; region: string }): boolean => opts.stale?.some((x) => x.app_id === r.app_id && x.region === r.region) ?? false;
+  for (const x of opts.stale ?? []) if (!totals.some((t) => t.app_id === x.app_id && t.region === x.region)) totals.push(emptyAgg(x.app_id, x.region));
+  const kinded: KindedAgg[] = [...byType.map((agg) => ({ agg, kind: 'type' as const })), ...totals.map((agg) => ({ agg, kind: 'total' as const }))];
+  const rows = kinded.map((k) => ({ ...toBillingRow(k.agg, k.kind, period), stale: opts.stale ? (isStale(k.agg) ? 1 : 0) : null }));
   // By kind before type: a call type the service names 'all' sorts among the types, not as the total.
   return rows.sort((x, y) => cmp(x.app_id, y.app_id) || cmp(x.region, y.region) || kindOrder(x) - kindOrder(y) || cmp(x.type, y.type));
 }
@@ -141,6 +189,11 @@ function appTotals(byType: readonly AggRow[]): AggRow[] {
     for (const k of SUMMED) t[k] = Number(t[k] ?? 0) + Number(r[k] ?? 0);
   }
   return [...totals.values()];
+}
+
+/** An app's total row with nothing in it: a stale app without calls in the period. */
+function emptyAgg(app_id: string, region: string): AggRow {
+  return { app_id, region, type: 'all', ...(Object.fromEntries(SUMMED.map((k) => [k, 0])) as Record<(typeof SUMMED)[number], number>) };
 }
 
 /** The numeric columns of an aggregate row. */
@@ -189,6 +242,7 @@ function toBillingRow(a: AggRow, kind: BillingRowKind, period: Period): BillingR
     flagged_calls: n(a.flagged_calls),
     flagged_user_minutes: n(a.flagged_user_minutes),
     row_kind: kind,
+    stale: null,
   };
 }
 

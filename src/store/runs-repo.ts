@@ -1,12 +1,14 @@
+import { hostname } from 'node:os';
 import type { Kysely, Selectable, Transaction, Updateable } from 'kysely';
-import type { Database, NewRejectedRow, SyncRunsTable, SyncStateTable } from './schema.js';
+import type { Database, LeasesTable, NewRejectedRow, SyncRunsTable, SyncStateTable } from './schema.js';
 
 type Db = Kysely<Database> | Transaction<Database>;
 
+/** Records the run as 'running' by this process (its pid and host tell readers whether it still is). */
 export async function startRun(db: Db, row: { run_id: string; app_id: string; region: string; mode: string; started_at: number }): Promise<number> {
   const r = await db
     .insertInto('sync_runs')
-    .values({ ...row, status: 'running' })
+    .values({ ...row, status: 'running', pid: process.pid, host: hostname() })
     .returning('id')
     .executeTakeFirstOrThrow();
   return r.id;
@@ -68,7 +70,48 @@ export async function abandonStaleRuns(db: Db, appIds: readonly string[], nowSec
 export async function listRecentRuns(db: Db, limit: number, appId?: string): Promise<Selectable<SyncRunsTable>[]> {
   let q = db.selectFrom('sync_runs').selectAll().orderBy('id', 'desc').limit(limit);
   if (appId) q = q.where('app_id', '=', appId);
-  return q.execute();
+  return withLiveness(db, await q.execute());
+}
+
+type RunRow = Pick<Selectable<SyncRunsTable>, 'app_id' | 'region' | 'status' | 'error' | 'pid' | 'host'>;
+
+/** Whether a process of this machine is alive (signal 0 checks without signalling; EPERM: alive, another user's). */
+function pidAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
+ * Why a run recorded as 'running' has no process behind it, or undefined while it may still run.
+ * A run of this host is judged by its pid; any run also by its lease (the database's 'sync' lease
+ * on SQLite, its app's lease on PostgreSQL), which its process renews while it works: a lease of
+ * that process past its expiry, or, for a run of another host, no live lease at all, means it stopped.
+ * A run of this host without any lease (`callsync demo` takes none) is judged by its pid alone.
+ */
+export function abandonedReason(run: RunRow, leases: readonly LeasesTable[], nowMs: number, host = hostname()): string | undefined {
+  if (run.status !== 'running') return undefined;
+  const who = run.pid !== null && run.host !== null ? `pid ${run.pid} on ${run.host}` : 'its process';
+  if (run.host === host && run.pid !== null && !pidAlive(run.pid)) return `the process running it (${who}) is gone (killed or crashed); the next sync resumes`;
+  const covering = leases.filter((l) => l.name === 'sync' || l.name === `app:${run.app_id}/${run.region}`);
+  const own = run.pid === null ? covering : covering.filter((l) => l.pid === run.pid && l.host === run.host);
+  if (own.some((l) => l.expires_at > nowMs)) return undefined;
+  if (own.length > 0) return `its lease expired at ${new Date(Math.max(...own.map((l) => l.expires_at))).toISOString()}: the process running it (${who}) stopped renewing it; the next sync resumes`;
+  if (run.host === host && run.pid !== null) return undefined;
+  return `no live lease covers it: the process running it (${who}) stopped; the next sync resumes`;
+}
+
+/** Runs as readers should show them: a 'running' run whose process is gone is 'abandoned', with the reason. */
+export async function withLiveness<R extends RunRow>(db: Db, runs: R[], nowMs = Date.now()): Promise<R[]> {
+  if (!runs.some((r) => r.status === 'running')) return runs;
+  const leases = await db.selectFrom('leases').selectAll().execute();
+  return runs.map((r) => {
+    const reason = abandonedReason(r, leases, nowMs);
+    return reason === undefined ? r : { ...r, status: 'abandoned', error: r.error ?? reason };
+  });
 }
 
 export interface AppStatus {
@@ -83,6 +126,13 @@ export interface AppStatus {
   last_run_started_at: number | null;
 }
 
+/** The last run of each app and region (the newest by id), as readers should show it (see withLiveness). */
+export async function lastRuns(db: Db): Promise<Selectable<SyncRunsTable>[]> {
+  const newest = db.selectFrom('sync_runs').select((eb) => eb.fn.max('id').as('id')).groupBy(['app_id', 'region']);
+  const rows = await db.selectFrom('sync_runs').selectAll().where('id', 'in', newest).execute();
+  return withLiveness(db, rows);
+}
+
 /** Per app and region found in the database: state, counts and the last finished (or running) run. */
 export async function appStatuses(db: Db): Promise<AppStatus[]> {
   const keys = await db
@@ -90,21 +140,22 @@ export async function appStatuses(db: Db): Promise<AppStatus[]> {
     .select(['app_id', 'region'])
     .union(db.selectFrom('sync_state').select(['app_id', 'region']))
     .execute();
+  const last = await lastRuns(db);
   const out: AppStatus[] = [];
   for (const { app_id, region } of keys) {
     const state = await getSyncState(db, app_id, region);
     const calls = await db.selectFrom('calls').select((eb) => eb.fn.countAll<number>().as('n')).where('app_id', '=', app_id).where('region', '=', region).executeTakeFirstOrThrow();
     const rejected = await db.selectFrom('rejected_records').select((eb) => eb.fn.countAll<number>().as('n')).where('app_id', '=', app_id).executeTakeFirstOrThrow();
-    const last = await db.selectFrom('sync_runs').select(['status', 'error', 'started_at']).where('app_id', '=', app_id).where('region', '=', region).orderBy('id', 'desc').limit(1).executeTakeFirst();
+    const run = last.find((r) => r.app_id === app_id && r.region === region);
     out.push({
       app_id, region,
       watermark_started_at: state?.watermark_started_at ?? null,
       last_success_at: state?.last_success_at ?? null,
       calls: Number(calls.n),
       rejected: Number(rejected.n),
-      last_run_status: last?.status ?? null,
-      last_run_error: last?.error ?? null,
-      last_run_started_at: last?.started_at ?? null,
+      last_run_status: run?.status ?? null,
+      last_run_error: run?.error ?? null,
+      last_run_started_at: run?.started_at ?? null,
     });
   }
   return out.sort((a, b) => (a.app_id + a.region).localeCompare(b.app_id + b.region));

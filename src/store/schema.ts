@@ -154,6 +154,9 @@ export interface SyncRunsTable {
   reported_total: number | null;
   /** 1 when the listing was proved complete (read to its end and adding up, or an incremental window that checked out). */
   listing_complete: number | null;
+  /** The process that runs it (pid on host): a 'running' run whose process is gone is abandoned. Null before 20261123T020000. */
+  pid: number | null;
+  host: string | null;
 }
 
 export interface SyncStateTable {

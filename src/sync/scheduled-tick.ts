@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import type { Settings } from '../config/load.js';
-import { BILLING_COLUMNS, computeBilling } from '../export/billing.js';
+import { BILLING_COLUMNS, computeBilling, staleApps, type StaleApp } from '../export/billing.js';
 import { previousMonth, resolvePeriod } from '../export/period.js';
 import { writeFileAtomic } from '../export/write-file.js';
 import { formatRows } from '../export/write-table.js';
@@ -11,7 +11,7 @@ import type { SyncDeps } from './sync-app.js';
 
 export type TickResult =
   | { skipped: true; reason: string }
-  | { skipped: false; summary: RunSummary; reconciliation?: ReconcileReport; exportPath?: string };
+  | { skipped: false; summary: RunSummary; reconciliation?: ReconcileReport; exportPath?: string; staleApps?: StaleApp[] };
 
 /** Day of the month of `nowSec` in `tz`. */
 function dayOfMonth(nowSec: number, tz: string): number {
@@ -22,7 +22,7 @@ function dayOfMonth(nowSec: number, tz: string): number {
  * One scheduled tick: sync every app under the database's lease, then reconcile, then (on
  * `schedule.exportDayOfMonth`) write the previous month's billing export into `schedule.exportDir`.
  * The export is written even when some app failed, since it is a snapshot of what the database
- * holds; the run summary says which apps failed.
+ * holds; the rows of such an app are marked stale (`stale` = 1) and the result names it.
  */
 export async function runScheduledTick(deps: SyncDeps, settings: Settings, opts: { signal?: AbortSignal; tickKey?: string } = {}): Promise<TickResult> {
   const outcome = await runSyncCoordinated(deps, settings, { ...(opts.signal ? { signal: opts.signal } : {}), ...(opts.tickKey ? { tickKey: opts.tickKey } : {}) });
@@ -39,11 +39,16 @@ export async function runScheduledTick(deps: SyncDeps, settings: Settings, opts:
   if (exportDayOfMonth > 0 && dayOfMonth(now, timezone) === exportDayOfMonth) {
     const month = previousMonth(now, timezone);
     const period = resolvePeriod({ month, timezone });
-    const rows = await computeBilling(deps.db, period);
+    // An app whose sync failed is still exported (what the database holds), marked stale on its rows.
+    const stale = await staleApps(deps.db, period, { apps: settings.apps, nowSec: now });
+    const rows = await computeBilling(deps.db, period, { stale });
     const path = join(exportDir, `billing-${month}.${exportFormat}`);
     await writeFileAtomic(path, formatRows(rows, BILLING_COLUMNS, exportFormat), { createDir: true });
     result.exportPath = path;
-    log.info({ path, month, rows: rows.length }, 'billing export written');
+    result.staleApps = stale;
+    const staleNames = stale.map((a) => `${a.app_id} (${a.region})`);
+    if (stale.length) log.warn({ path, month, rows: rows.length, staleApps: staleNames }, `billing export written with stale apps: ${stale.map((a) => `${a.app_id} (${a.region}): ${a.reason}`).join('; ')}`);
+    else log.info({ path, month, rows: rows.length }, 'billing export written');
   }
   return result;
 }

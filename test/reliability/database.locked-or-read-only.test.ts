@@ -9,7 +9,7 @@ import { collect, runCli, spawnCli, type CliResult } from '../helpers/cli.js';
 import { integrityProblems } from '../helpers/db-dump.js';
 import { KEY_ENV, startTestSim, tempDir, TEST_KEY, testConfig, withStore } from '../helpers/harness.js';
 import { diffAgainstTruth } from '../helpers/truth-diff.js';
-import { NOBODY, runCliAs, runningAsRoot } from './support/cli-as.js';
+import { userForFileModes, type FileModeUser } from './support/cli-as.js';
 import { storedCalls } from './support/crash.js';
 
 /**
@@ -197,8 +197,9 @@ describe('a database folder that cannot be written', () => {
   });
 
   describe('a folder made read-only (chmod 0555) after a sync', () => {
-    // Root ignores file modes, so as root the commands run as `nobody`, for whom 0555 means it.
-    const asUser = runningAsRoot() ? NOBODY : undefined;
+    // Root ignores file modes: as root the commands run as `nobody`, or, where nobody cannot read
+    // this checkout (a clone in /root or a `mktemp -d` folder), as root without CAP_DAC_OVERRIDE.
+    let asUser: FileModeUser;
     const folder = join(tmp.dir, 'ro');
     const db = join(folder, 'callsync.db');
     const cfg = join(tmp.dir, 'ro.json');
@@ -224,23 +225,18 @@ describe('a database folder that cannot be written', () => {
       chmodSync(cfg, 0o644);
       chmodSync(folder, 0o555);
       before = { hash: fileHash(db), files: readdirSync(folder).sort() };
-      if (!asUser) {
-        // Not root: whether 0555 stops this user (it should; some file systems ignore modes).
-        try {
-          writeFileSync(join(folder, 'probe'), '');
-          writable = true;
-        } catch {
-          writable = false;
-        }
-      }
+      asUser = userForFileModes();
+      // Whether 0555 stops that user (it should; some file systems ignore modes).
+      writable = asUser.canWrite(folder);
       if (writable) return;
       // Every command against the read-only folder, side by side (none of them may write).
-      const done = await Promise.all(commands.map(([, args]) => runCliAs(args, ENV, asUser)));
+      const done = await Promise.all(commands.map(([, args]) => asUser.run(args, ENV)));
       commands.forEach(([name], i) => results.set(name, done[i]!));
     }, 60_000);
 
     function check(name: string, message: RegExp): void {
       const res = results.get(name)!;
+      expect(res.stderr, `run as ${asUser.label}`).not.toMatch(/ERR_MODULE_NOT_FOUND/);
       expectClearError(res, message);
       expect(fileHash(db)).toBe(before.hash);
       expect(readdirSync(folder).sort()).toEqual(before.files);

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { Agent } from 'undici';
 import { loadConfigFile } from '../../config/load.js';
-import { BILLING_COLUMNS, BILLING_DETAIL_COLUMNS, computeBilling, computeBillingDetail, withUsage } from '../../export/billing.js';
+import { BILLING_COLUMNS, BILLING_DETAIL_COLUMNS, computeBilling, computeBillingDetail, staleApps, withUsage } from '../../export/billing.js';
 import { resolvePeriod } from '../../export/period.js';
 import { formatRows } from '../../export/write-table.js';
 import { systemClock } from '../../sync/clock.js';
@@ -51,7 +51,9 @@ export function registerExport(program: Command): void {
         if (flags.detail) {
           text = formatRows(await computeBillingDetail(store.db, period, { appIds }), BILLING_DETAIL_COLUMNS, format);
         } else {
-          let rows = await computeBilling(store.db, period, { appIds });
+          const stale = await staleApps(store.db, period, { appIds });
+          for (const a of stale) console.error(sanitizeForTerminal(`callsync: warning: ${a.app_id} (${a.region}) is stale, its rows are marked stale=1: ${a.reason}`, { singleLine: true }));
+          let rows = await computeBilling(store.db, period, { appIds, stale });
           if (flags.withUsage) {
             const settings = loadConfigFile(flags.config, process.env);
             const dispatcher = new Agent({ keepAliveTimeout: 5_000 });

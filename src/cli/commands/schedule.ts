@@ -19,7 +19,12 @@ function printTick(result: TickResult, quiet: boolean): number {
     const parts = result.reconciliation.summary.map((s) => `${s.app_id} ${s.relation} ${s.calls}`);
     console.log(sanitizeForTerminal(`reconciliation: ${parts.join(', ') || 'no calls'}; ${result.reconciliation.mismatchCount} mismatch(es)`, { singleLine: true }));
   }
-  if (result.exportPath && !quiet) console.log(`billing export written: ${result.exportPath}`);
+  if (result.exportPath) {
+    const stale = result.staleApps ?? [];
+    // Stale apps are said even with --quiet: a finance file with incomplete figures is a failure to see.
+    if (stale.length) console.error(sanitizeForTerminal(`billing export written: ${result.exportPath}; STALE (rows marked stale=1): ${stale.map((a) => `${a.app_id} (${a.region}): ${a.reason}`).join('; ')}`, { singleLine: true }));
+    else if (!quiet) console.log(`billing export written: ${result.exportPath}`);
+  }
   if (result.summary.ok) return EXIT.OK;
   return result.summary.results.some((r) => r.status === 'interrupted') ? EXIT.INTERRUPTED : EXIT.SYNC_FAILED;
 }

@@ -14,7 +14,7 @@ const UNHEALTHY = new Set(['failed', 'partial', 'abandoned']);
 export function registerStatus(program: Command): void {
   program
     .command('status')
-    .description('per app: last successful sync, watermark, calls, rejected records, and whether the last run failed (exit 1 if one did)')
+    .description('per app: last successful sync, watermark, calls, rejected records, and whether the last run failed or was abandoned (exit 1 if one was)')
     .option('--format <format>', 'table or json', 'table')
     .option('-c, --config <file>', 'config file (default: $CALLSYNC_CONFIG or callsync.config.json)')
     .option('--database <path>', 'database file (overrides the config)')
@@ -53,7 +53,9 @@ export function registerStatus(program: Command): void {
         process.stdout.write(renderGrid(cols, rows, 'table'));
         for (const s of future) process.stdout.write(`${sanitizeForTerminal(`WATERMARK IN THE FUTURE: ${s.app_id} (${s.region}) at ${isoUtc(s.watermark_started_at)}; run \`callsync sync --full --app ${s.app_id}\` to recompute it`, { singleLine: true })}\n`);
         const failed = failing.filter((s) => !future.includes(s));
-        process.stdout.write(sanitizeForTerminal(failed.length ? `UNHEALTHY: the last run of ${failed.map((s) => s.app_id).join(', ')} did not succeed\n` : future.length ? 'UNHEALTHY\n' : 'healthy\n'));
+        // An abandoned run names why (its process is gone): a SIGKILLed sync is not mistaken for a running one.
+        for (const s of failed.filter((f) => f.last_run_status === 'abandoned')) process.stdout.write(`${sanitizeForTerminal(`ABANDONED: ${s.app_id} (${s.region}): ${s.last_run_error ?? 'its process is gone'}`, { singleLine: true })}\n`);
+        process.stdout.write(sanitizeForTerminal(failed.length ? `UNHEALTHY: the last run did not succeed: ${failed.map((s) => `${s.app_id} (${s.region}) ${s.last_run_status}`).join(', ')}\n` : future.length ? 'UNHEALTHY\n' : 'healthy\n'));
       }
       process.exitCode = failing.length ? EXIT.SYNC_FAILED : EXIT.OK;
     });

@@ -1,0 +1,127 @@
+import { writeFileSync } from 'node:fs';
+import { hostname } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
+import SqliteDatabase from 'better-sqlite3';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Simulator } from '../../src/simulator/index.js';
+import { migrateToLatest } from '../../src/store/migrate.js';
+import { collect, runCli, spawnCli } from '../helpers/cli.js';
+import { databaseFactory, testDialects, type TestDialect } from '../helpers/databases.js';
+import { KEY_ENV, startTestSim, tempDir, TEST_KEY, testConfig, withStore } from '../helpers/harness.js';
+
+function count(path: string, query: string): number {
+  try {
+    const db = new SqliteDatabase(path, { readonly: true, fileMustExist: true });
+    try {
+      return (db.prepare(query).get() as { n: number }).n;
+    } finally {
+      db.close();
+    }
+  } catch {
+    return 0;
+  }
+}
+
+async function waitFor(check: () => boolean, what: string): Promise<void> {
+  const deadline = Date.now() + 30_000;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await delay(10);
+  }
+}
+
+interface StatusJson {
+  healthy: boolean;
+  apps: { app_id: string; last_run_status: string | null; last_run_error: string | null }[];
+}
+
+describe('a sync killed with SIGKILL: status and runs show its run abandoned at once', () => {
+  let sim: Simulator;
+  const tmp = tempDir('callsync-abandoned-');
+  const env = { [KEY_ENV]: TEST_KEY };
+  beforeAll(async () => {
+    // Latency on every answer and a Get Call per call stretch the sync to a minute or more: it is met mid-run.
+    sim = await startTestSim([{ calls: 1500 }], { latencyMs: 40 });
+  });
+  afterAll(async () => {
+    await sim.close();
+    tmp.cleanup();
+  });
+
+  it('while the sync runs it is healthy and running; after SIGKILL, abandoned and exit 1', async () => {
+    const db = join(tmp.dir, 'killed.db');
+    const cfg = join(tmp.dir, 'killed.json');
+    writeFileSync(cfg, JSON.stringify(testConfig(sim, ['app1'], db, { detailFetch: 'always', concurrency: 1 })));
+    const child = spawnCli(['sync', '--config', cfg], env);
+    const done = collect(child);
+    await waitFor(() => count(db, 'select count(*) as n from calls') > 0 || child.exitCode !== null, 'the sync to store its first calls');
+    expect(child.exitCode, 'the sync ended before it could be observed mid-run').toBeNull();
+
+    // A genuinely running sync is not abandoned.
+    const live = await runCli(['status', '--config', cfg, '--format', 'json'], env);
+    const liveRuns = await runCli(['runs', '--config', cfg, '--format', 'json'], env);
+    expect(child.exitCode, 'the sync ended while status ran: the live check proved nothing').toBeNull();
+    expect(live.code, live.stderr).toBe(0);
+    expect((JSON.parse(live.stdout) as StatusJson).apps.map((a) => [a.app_id, a.last_run_status])).toEqual([['app1', 'running']]);
+    expect((JSON.parse(liveRuns.stdout) as { status: string }[]).map((r) => r.status)).toEqual(['running']);
+
+    child.kill('SIGKILL');
+    expect((await done).signal).toBe('SIGKILL');
+    // Nothing wrote to the database since: the row still says 'running'.
+    expect(count(db, "select count(*) as n from sync_runs where status = 'running'")).toBe(1);
+
+    const status = await runCli(['status', '--config', cfg], env);
+    expect(status.code, status.stderr).toBe(1);
+    expect(status.stdout).toContain(`ABANDONED: app1 (us): the process running it (pid ${child.pid} on ${hostname()}) is gone`);
+    expect(status.stdout).toMatch(/^UNHEALTHY: the last run did not succeed: app1 \(us\) abandoned$/m);
+    const json = JSON.parse((await runCli(['status', '--config', cfg, '--format', 'json'], env)).stdout) as StatusJson;
+    expect(json.healthy).toBe(false);
+    expect(json.apps[0]!.last_run_status).toBe('abandoned');
+
+    const runs = await runCli(['runs', '--config', cfg], env);
+    expect(runs.code, runs.stderr).toBe(0);
+    expect(runs.stdout).toMatch(/│ abandoned +│/);
+    expect(runs.stdout).not.toMatch(/│ running +│/);
+  }, 90_000);
+});
+
+const dialects: TestDialect[] = await testDialects();
+
+/** A run of another machine cannot be checked by pid: its lease tells (renewed while its process works). */
+describe.each(dialects)('a running run of another host, judged by its lease (%s)', (dialect) => {
+  const tmp = tempDir('callsync-abandoned-lease-');
+  const dbs = databaseFactory(dialect, tmp.dir);
+  afterAll(async () => {
+    await dbs.dropAll();
+    tmp.cleanup();
+  });
+  const lease = dialect === 'sqlite' ? 'sync' : 'app:app1/us';
+
+  async function seed(expiresInMs: number): Promise<string> {
+    const url = await dbs.fresh(`lease${expiresInMs > 0 ? 'live' : 'expired'}`);
+    const now = Math.floor(Date.now() / 1000);
+    await withStore(url, async (s) => {
+      await migrateToLatest(s.db);
+      await s.db.insertInto('sync_runs').values({ run_id: 'r1', app_id: 'app1', region: 'us', mode: 'full', started_at: now - 60, status: 'running', pid: 4242, host: 'other-host' }).execute();
+      await s.db.insertInto('leases').values({ name: lease, holder: 'h1', pid: 4242, host: 'other-host', acquired_at: now - 60, renewed_at: now - 30, expires_at: Date.now() + expiresInMs }).execute();
+    });
+    return url;
+  }
+
+  it('a live lease: still running, healthy', async () => {
+    const url = await seed(600_000);
+    const r = await runCli(['status', '--database', url, '--config', join(tmp.dir, 'none.json'), '--format', 'json']);
+    expect(r.code, r.stderr).toBe(0);
+    expect((JSON.parse(r.stdout) as StatusJson).apps.map((a) => a.last_run_status)).toEqual(['running']);
+  });
+
+  it('an expired lease: abandoned, exit 1, and runs says so', async () => {
+    const url = await seed(-5_000);
+    const r = await runCli(['status', '--database', url, '--config', join(tmp.dir, 'none.json')]);
+    expect(r.code, r.stderr).toBe(1);
+    expect(r.stdout).toMatch(/^ABANDONED: app1 \(us\): its lease expired at .*the process running it \(pid 4242 on other-host\) stopped renewing it/m);
+    const runs = await runCli(['runs', '--database', url, '--config', join(tmp.dir, 'none.json'), '--format', 'json']);
+    expect((JSON.parse(runs.stdout) as { status: string; error: string }[]).map((x) => x.status)).toEqual(['abandoned']);
+  });
+});
