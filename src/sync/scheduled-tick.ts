@@ -7,7 +7,7 @@ import { formatRows } from '../export/write-table.js';
 import { reconcileReport, type ReconcileReport } from '../reconcile/reconcile-report.js';
 import { unixSeconds } from './clock.js';
 import { runSyncCoordinated, type RunSummary } from './run-sync.js';
-import type { SyncDeps } from './sync-app.js';
+import type { AppRetryEvent, SyncDeps } from './sync-app.js';
 
 export type TickResult =
   | { skipped: true; reason: string }
@@ -24,8 +24,13 @@ function dayOfMonth(nowSec: number, tz: string): number {
  * The export is written even when some app failed, since it is a snapshot of what the database
  * holds; the rows of such an app are marked stale (`stale` = 1) and the result names it.
  */
-export async function runScheduledTick(deps: SyncDeps, settings: Settings, opts: { signal?: AbortSignal; tickKey?: string } = {}): Promise<TickResult> {
-  const outcome = await runSyncCoordinated(deps, settings, { ...(opts.signal ? { signal: opts.signal } : {}), ...(opts.tickKey ? { tickKey: opts.tickKey } : {}) });
+export async function runScheduledTick(deps: SyncDeps, settings: Settings, opts: { signal?: AbortSignal; tickKey?: string; onRetry?: (e: AppRetryEvent) => void } = {}): Promise<TickResult> {
+  const outcome = await runSyncCoordinated(deps, settings, {
+    ...(opts.signal ? { signal: opts.signal } : {}),
+    ...(opts.tickKey ? { tickKey: opts.tickKey } : {}),
+    // A dead API during the night shows up in the log as it happens, not only when retries run out.
+    ...(opts.onRetry ? { onRetry: opts.onRetry } : {}),
+  });
   if (outcome.skipped) return outcome;
   const result: TickResult = { skipped: false, summary: outcome.summary };
   if (opts.signal?.aborted) return result;

@@ -1,11 +1,13 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { resolveConfig } from '../../src/config/load.js';
 import type { Simulator } from '../../src/simulator/index.js';
 import type { AppRetryEvent } from '../../src/sync/sync-app.js';
 import { formatRetryLine } from '../../src/cli/progress.js';
+import { runCli } from '../helpers/cli.js';
 import { KEY_ENV, startTestSim, syncWith, tempDir, TEST_KEY } from '../helpers/harness.js';
 
 /** Answers `failFirst` requests with 503, then passes every request on to the simulator. */
@@ -81,4 +83,21 @@ describe('a retried request is told to the progress callback, through the real s
     expect(events[0]!.reason).toBe('connection refused');
     expect(formatRetryLine(events[0]!)).toMatch(new RegExp(`^waiting for 127\\.0\\.0\\.1:${port}: retry 2/6 in \\d+ ms \\(connection refused\\)$`));
   });
+
+  it('the scheduled tick (schedule --run-now, no terminal) logs the retry as it waits, not only the outcome', async () => {
+    const front = frontOf(sim, 'app1', 1);
+    servers.push(front);
+    const port = await listen(front);
+    const cfg = join(tmp.dir, 'schedule.json');
+    writeFileSync(cfg, JSON.stringify({
+      database: join(tmp.dir, 'c.db'),
+      apps: [{ appId: 'app1', region: 'us', apiKeyEnv: KEY_ENV, requestsPerMinute: 100_000, callsBaseUrl: `http://127.0.0.1:${port}/v3`, chatBaseUrl: sim.baseUrls('app1').chatBaseUrl }],
+      liveMaxDays: 3650,
+      schedule: { exportDayOfMonth: 0 },
+    }));
+    const res = await runCli(['schedule', '--run-now', '--config', cfg, '--log-format', 'json'], { [KEY_ENV]: TEST_KEY, CALLSYNC_RETRY_BASE_MS: '20' });
+    expect(res.code).toBe(0);
+    const warned = res.stderr.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as { msg?: string; reason?: string; attempt?: number });
+    expect(warned.filter((l) => l.reason === 'HTTP 503').map((l) => [l.attempt, l.msg?.includes(`waiting for 127.0.0.1:${port}: retry 2/6`)])).toEqual([[2, true]]);
+  }, 60_000);
 });

@@ -5,6 +5,7 @@ import { formatAppSummary } from '../app-summary.js';
 import { runScheduledTick, type TickResult } from '../../sync/scheduled-tick.js';
 import { EXIT } from '../exit-codes.js';
 import { sanitizeForTerminal } from '../output.js';
+import { retryWarner } from '../progress.js';
 import { openRuntime, type Runtime } from '../runtime.js';
 import { abortOnSignals } from '../shutdown.js';
 
@@ -47,10 +48,12 @@ export function registerSchedule(program: Command): void {
       validateSchedule(settings.schedule);
       const rt: Runtime = await openRuntime(settings, { quiet: flags.quiet ?? false });
       const deps = { db: rt.store.db, dispatcher: rt.dispatcher, clock: rt.clock, log: rt.log };
+      // Retries are logged as they wait (at most one line per app every 10 s): a dead API at 02:00 is visible in the log.
+      const retries = flags.quiet ? {} : { onRetry: retryWarner(rt.log) };
       const stop = abortOnSignals((sig) => rt.log.warn({ signal: sig }, 'stopping: finishing the current page, then exiting'));
       if (flags.runNow) {
         try {
-          process.exitCode = printTick(await runScheduledTick(deps, settings, { signal: stop.signal, ...(flags.tickKey ? { tickKey: flags.tickKey } : {}) }), flags.quiet ?? false);
+          process.exitCode = printTick(await runScheduledTick(deps, settings, { ...retries, signal: stop.signal, ...(flags.tickKey ? { tickKey: flags.tickKey } : {}) }), flags.quiet ?? false);
         } finally {
           stop.dispose();
           await rt.close();
@@ -61,7 +64,7 @@ export function registerSchedule(program: Command): void {
       const task = scheduleNightlySync(settings.schedule, async (slot) => {
         running = (async () => {
           try {
-            printTick(await runScheduledTick(deps, settings, { signal: stop.signal, tickKey: slot.toISOString() }), flags.quiet ?? false);
+            printTick(await runScheduledTick(deps, settings, { ...retries, signal: stop.signal, tickKey: slot.toISOString() }), flags.quiet ?? false);
           } catch (err) {
             rt.log.error({ err: (err as Error).message }, 'scheduled tick failed');
             console.error(sanitizeForTerminal(`callsync: scheduled tick failed: ${(err as Error).message}`, { singleLine: true }));
