@@ -53,7 +53,13 @@ export async function main(argv: readonly string[]): Promise<void> {
       process.exitCode = err.exitCode === 0 ? EXIT.OK : EXIT.USAGE;
       return;
     }
-    if (err instanceof ConfigError || err instanceof MigrationError || err instanceof QueryRefusedError) {
+    if (err instanceof ConfigError) {
+      // Every problem of a config at once, one line each.
+      for (const p of err.problems) console.error(sanitizeForTerminal(`callsync: ${p}`, { singleLine: true }));
+      process.exitCode = EXIT.USAGE;
+      return;
+    }
+    if (err instanceof MigrationError || err instanceof QueryRefusedError) {
       console.error(sanitizeForTerminal(`callsync: ${err.message}`, { singleLine: true }));
       process.exitCode = EXIT.USAGE;
       return;

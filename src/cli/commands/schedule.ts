@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { scheduleNightlySync, validateSchedule } from '../../../jobs/nightly-sync.js';
+import { assertApiKeys } from '../../config/api-keys.js';
 import { configPath, loadConfigFile } from '../../config/load.js';
 import { formatAppSummary } from '../app-summary.js';
 import { runScheduledTick, type TickResult } from '../../sync/scheduled-tick.js';
@@ -40,6 +41,7 @@ export function registerSchedule(program: Command): void {
         ...(flags.logLevel ? { logLevel: flags.logLevel } : {}),
       });
       validateSchedule(settings.schedule);
+      assertApiKeys(settings);
       const rt: Runtime = await openRuntime(settings, { quiet: flags.quiet ?? false });
       const deps = { db: rt.store.db, dispatcher: rt.dispatcher, clock: rt.clock, log: rt.log };
       const stop = abortOnSignals((sig) => rt.log.warn({ signal: sig }, 'stopping: finishing the current page, then exiting'));

@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { ConfigError } from '../../config/errors.js';
+import { assertApiKeys } from '../../config/api-keys.js';
 import { configPath, loadConfigFile } from '../../config/load.js';
 import { runSyncCoordinated } from '../../sync/run-sync.js';
 import { formatAppSummary } from '../app-summary.js';
@@ -48,6 +49,7 @@ export function registerSync(program: Command): void {
       if (flags.refetch && since === undefined && until === undefined) throw new ConfigError('--refetch needs a window: add --since and/or --until (YYYY-MM-DD)');
       const unknown = (flags.app ?? []).filter((id) => !settings.apps.some((a) => a.appId === id));
       if (unknown.length) throw new ConfigError(`--app ${unknown.join(', ')}: not in ${cfgPath}; configured apps: ${settings.apps.map((a) => a.appId).join(', ')}`);
+      assertApiKeys(settings, flags.app);
       const rt = await openRuntime(settings, { quiet: flags.quiet ?? false });
       const progress = flags.quiet || flags.progress === false ? undefined : createProgressDisplay();
       const stop = abortOnSignals((sig) => rt.log.warn({ signal: sig }, 'stopping: writing what was fetched, then exiting'));
