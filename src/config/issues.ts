@@ -1,5 +1,6 @@
 import { closest, distance } from 'fastest-levenshtein';
 import type { z } from 'zod';
+import { looksLikeKey } from './key-shape.js';
 import { AppConfigSchema, ConfigFileSchema } from './schema.js';
 
 /**
@@ -152,6 +153,8 @@ export function describeIssue(source: string, issue: z.core.$ZodIssue, origins: 
     const where = pathText(issue.path);
     const known = knownKeys(issue.path);
     const parts = issue.keys.map((k) => {
+      // A key pasted as a field name is not printed back.
+      if (looksLikeKey(k)) return '(a name that looks like an API key, not shown)';
       const near = known.length ? closest(k, known) : undefined;
       return near && distance(k, near) <= Math.max(2, Math.floor(near.length / 3)) ? `"${k}" (did you mean "${near}"?)` : `"${k}"`;
     });

@@ -4,6 +4,7 @@ import { parse as parseJsonc, printParseErrorCode, type ParseError } from 'jsonc
 import type { z } from 'zod';
 import { ConfigError } from './errors.js';
 import { describeIssue, pathText } from './issues.js';
+import { looksLikeKey } from './key-shape.js';
 import { ConfigFileSchema, type Region } from './schema.js';
 import { Secret } from './secret.js';
 
@@ -86,15 +87,7 @@ function setPath(target: Record<string, unknown>, path: readonly string[], value
   node[path[path.length - 1]!] = value;
 }
 
-/**
- * Whether an `apiKeyEnv` value looks like a key rather than a variable's name: a run of 16 or more
- * characters (between underscores) mixing letters and digits. CometChat REST keys are 40 hex
- * characters, which also pass as a variable name, so the name pattern alone lets a pasted key
- * through, to be printed by `config check`, logged and stored in sync_runs.error as "variable X".
- */
-export function looksLikeKey(name: string): boolean {
-  return name.split('_').some((part) => part.length >= 16 && /[0-9]/.test(part) && /[A-Za-z]/.test(part));
-}
+export { looksLikeKey } from './key-shape.js';
 
 /** A problem found by the checks zod cannot express (they need several fields at once). */
 interface Problem {

@@ -99,7 +99,7 @@ describe('callsync check tries each key with one cheap request per API', () => {
     expect(line('plan', 'Chat API')).toContain('Chat API: plan restriction (ERR_PLAN_RESTRICTION, HTTP 403)');
     expect(res.stderr.trim()).toBe('callsync: 13 of 16 checks failed');
     expect(res.stdout + res.stderr).not.toContain(KEY);
-  }, 60_000);
+  }, 120_000);
 
   it('--app narrows the check (exit 0 when those pass) and refuses an unknown app', async () => {
     const ok = await runCli(['check', '--config', cfg, '--app', 'good', 'plan'], { CHECK_KEY: KEY });
@@ -110,5 +110,5 @@ describe('callsync check tries each key with one cheap request per API', () => {
     const bad = await runCli(['check', '--config', cfg, '--app', 'godo'], { CHECK_KEY: KEY });
     expect(bad.code).toBe(2);
     expect(bad.stderr).toMatch(/--app godo: not in .*check\.json; configured apps: good, wrongkey/);
-  }, 60_000);
+  }, 120_000);
 });

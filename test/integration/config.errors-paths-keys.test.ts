@@ -14,7 +14,7 @@ describe('config problems are found before any work', () => {
   afterAll(async () => {
     await sim.close();
     tmp.cleanup();
-  });
+  }, 120_000);
 
   it('reports every bad field at once, one plain line each, exit 2', async () => {
     const cfg = join(tmp.dir, 'bad.jsonc');
@@ -28,7 +28,7 @@ describe('config problems are found before any work', () => {
         `callsync: ${cfg}: (top level): unknown field "pageSzie" (did you mean "pageSize"?); remove it or fix its name (the fields are in the README)`,
       ].sort(),
     );
-  });
+  }, 120_000);
 
   it('resolves a relative database against the config file\'s folder, whatever the current folder', async () => {
     const dir = join(tmp.dir, 'project');
@@ -52,7 +52,7 @@ describe('config problems are found before any work', () => {
     const flag = await runCli(['sync', '--config', cfg, '--quiet', '--database', 'flag.db'], { [KEY_ENV]: TEST_KEY }, elsewhere);
     expect(flag.code, flag.stderr).toBe(0);
     expect(existsSync(join(elsewhere, 'flag.db'))).toBe(true);
-  });
+  }, 120_000);
 
   it('a missing API key variable stops sync before any request, naming each variable once', async () => {
     const cfg = join(tmp.dir, 'keys.json');
@@ -74,5 +74,5 @@ describe('config problems are found before any work', () => {
     const sched = await runCli(['schedule', '--config', cfg, '--run-now'], { KEY_SET: TEST_KEY });
     expect(sched.code).toBe(2);
     expect(sched.stderr).toContain('KEY_UNSET_B is not set');
-  });
+  }, 120_000);
 });

@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Simulator } from '../../src/simulator/index.js';
 import { runCli } from '../helpers/cli.js';
 import { databaseFactory, testDialects } from '../helpers/databases.js';
+import { runCliOnTerminal } from '../helpers/terminal.js';
 import { KEY_ENV, startTestSim, tempDir, TEST_KEY, testConfig, withStore } from '../helpers/harness.js';
 import { diffAgainstTruth } from '../helpers/truth-diff.js';
 
@@ -65,6 +66,13 @@ describe.each(dialects)('state show and state reset [%s]', (dialect) => {
     const unknown = await runCli(['state', 'reset', '--config', cfg, '--app', 'app3', '--yes']);
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toMatch(/--app app3: not in .*state\.json; configured apps: app1, app2/);
+
+    // On a terminal it asks; anything but yes resets nothing.
+    const declined = await runCliOnTerminal(['state', 'reset', '--config', cfg, '--app', 'app1'], 'n\n', tmp.dir);
+    expect(declined.code, declined.out).toBe(2);
+    expect(declined.out).toContain('Reset the watermark of app1 (us)? Its next sync lists every call again');
+    expect(declined.out).toContain('callsync: nothing reset');
+    expect((await show('--app', 'app1'))[0]!.state!.watermark_started_at).toBe(app1!.state!.watermark_started_at);
 
     const reset = await runCli(['state', 'reset', '--config', cfg, '--app', 'app1', '--yes']);
     expect(reset.code, reset.stderr).toBe(0);

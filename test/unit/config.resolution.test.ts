@@ -118,3 +118,11 @@ describe('a relative database path in a config file', () => {
     expect(resolveConfig({ database: 'postgres://u@h/db', apps: [app] }, {}, 'f', {}, { baseDir: '/srv/cfg' }).database).toBe('postgres://u@h/db');
   });
 });
+
+describe('an unknown field named like a key', () => {
+  it('is reported without printing its name', () => {
+    const key = 'a3f9c2e71a6b84d05e1c2a3b4c5d6e7f8a9b0c1d';
+    const message = err(() => resolveConfig({ ...base, [key]: 'x' }, {}, 'c.json'));
+    expect(message).toBe('c.json: (top level): unknown field (a name that looks like an API key, not shown); remove it or fix its name (the fields are in the README)');
+  });
+});

@@ -1,11 +1,11 @@
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { createInterface } from 'node:readline/promises';
 import type { Command } from 'commander';
 import { ConfigError } from '../../config/errors.js';
 import { configPath, looksLikeKey } from '../../config/load.js';
 import { REGIONS } from '../../config/schema.js';
 import { configTemplate, PLACEHOLDERS, type TemplateValues } from '../../config/template.js';
+import { askLines } from '../ask.js';
 import { EXIT } from '../exit-codes.js';
 
 interface InitFlags {
@@ -34,9 +34,8 @@ const PROMPT: Record<Field, string> = {
 };
 
 /** Asks for each value not given as a flag; a bad answer is asked again (three tries). */
-async function prompt(given: Partial<TemplateValues>): Promise<TemplateValues> {
-  const rl = createInterface({ input: process.stdin, output: process.stderr });
-  try {
+function prompt(given: Partial<TemplateValues>): Promise<TemplateValues> {
+  return askLines(async (ask) => {
     const out: Record<Field, string> = { ...PLACEHOLDERS };
     for (const field of ['appId', 'region', 'apiKeyEnv'] as const) {
       const preset = given[field];
@@ -46,7 +45,7 @@ async function prompt(given: Partial<TemplateValues>): Promise<TemplateValues> {
       }
       const dflt = field === 'apiKeyEnv' ? PLACEHOLDERS.apiKeyEnv : field === 'region' ? 'us' : undefined;
       for (let tries = 0; ; tries++) {
-        const answer = (await rl.question(`${PROMPT[field]}${dflt ? ` [${dflt}]` : ''}: `)).trim() || dflt || '';
+        const answer = (await ask(`${PROMPT[field]}${dflt ? ` [${dflt}]` : ''}: `)).trim() || dflt || '';
         const why = problem(field, answer);
         if (!why) {
           out[field] = answer;
@@ -57,9 +56,7 @@ async function prompt(given: Partial<TemplateValues>): Promise<TemplateValues> {
       }
     }
     return out;
-  } finally {
-    rl.close();
-  }
+  });
 }
 
 export function registerInit(program: Command): void {

@@ -1,11 +1,11 @@
 import { existsSync } from 'node:fs';
-import { createInterface } from 'node:readline/promises';
 import type { Command } from 'commander';
 import { ConfigError } from '../../config/errors.js';
 import { configPath, loadConfigFile, type Settings } from '../../config/load.js';
 import { isoUtc } from '../../export/period.js';
 import type { Store } from '../../store/connection.js';
 import { appState, resetWatermark, storedApps, type AppStateReport } from '../../store/state-repo.js';
+import { askLines } from '../ask.js';
 import { EXIT } from '../exit-codes.js';
 import { openExistingStore } from '../open-existing.js';
 import { parseFormat, renderGrid, sanitizeForTerminal } from '../output.js';
@@ -105,8 +105,7 @@ export function registerState(program: Command): void {
         const names = apps.map((a) => `${a.app_id} (${a.region})`).join(', ');
         if (!flags.yes) {
           if (!process.stdin.isTTY) throw new ConfigError(`state reset: not on a terminal, so nothing can be confirmed; add --yes to reset the watermark of ${names}`);
-          const rl = createInterface({ input: process.stdin, output: process.stderr });
-          const answer = await rl.question(`Reset the watermark of ${names}? Its next sync lists every call again (unchanged calls cost no Get Call). [y/N] `).finally(() => rl.close());
+          const answer = await askLines((ask) => ask(`Reset the watermark of ${names}? Its next sync lists every call again (unchanged calls cost no Get Call). [y/N] `));
           if (!/^y(es)?$/i.test(answer.trim())) {
             console.error('callsync: nothing reset');
             process.exitCode = EXIT.USAGE;
