@@ -3,10 +3,12 @@ import { LOG_FORMATS, type LogFormat } from '../log/logger.js';
 import { ConfigError } from '../config/errors.js';
 import { MigrationError } from '../store/migrate.js';
 import { QueryRefusedError } from '../store/read-only-query.js';
+import { registerCheck } from './commands/check.js';
 import { registerConfig } from './commands/config.js';
 import { registerCopy } from './commands/copy.js';
 import { registerDemo } from './commands/demo.js';
 import { registerExport } from './commands/export.js';
+import { registerInit } from './commands/init.js';
 import { registerMigrate } from './commands/migrate.js';
 import { registerQuery } from './commands/query.js';
 import { registerReconcile } from './commands/reconcile.js';
@@ -15,6 +17,7 @@ import { registerRuns } from './commands/runs.js';
 import { registerStatus } from './commands/status.js';
 import { registerSchedule } from './commands/schedule.js';
 import { registerSimulate } from './commands/simulate.js';
+import { registerState } from './commands/state.js';
 import { registerSync } from './commands/sync.js';
 import { registerVerify } from './commands/verify.js';
 import { EXIT } from './exit-codes.js';
@@ -43,6 +46,9 @@ export function buildProgram(): Command {
   registerRuns(program);
   registerStatus(program);
   registerConfig(program);
+  registerInit(program);
+  registerCheck(program);
+  registerState(program);
   registerCopy(program);
   registerSimulate(program);
   registerDemo(program);
@@ -58,7 +64,13 @@ export async function main(argv: readonly string[]): Promise<void> {
       process.exitCode = err.exitCode === 0 ? EXIT.OK : EXIT.USAGE;
       return;
     }
-    if (err instanceof ConfigError || err instanceof MigrationError || err instanceof QueryRefusedError) {
+    if (err instanceof ConfigError) {
+      // Every problem of a config at once, one line each.
+      for (const p of err.problems) console.error(sanitizeForTerminal(`callsync: ${p}`, { singleLine: true }));
+      process.exitCode = EXIT.USAGE;
+      return;
+    }
+    if (err instanceof MigrationError || err instanceof QueryRefusedError) {
       console.error(sanitizeForTerminal(`callsync: ${err.message}`, { singleLine: true }));
       process.exitCode = EXIT.USAGE;
       return;

@@ -1,9 +1,11 @@
 import { readFileSync } from 'node:fs';
-import { closest, distance } from 'fastest-levenshtein';
+import { dirname, resolve as resolvePath } from 'node:path';
 import { parse as parseJsonc, printParseErrorCode, type ParseError } from 'jsonc-parser';
 import type { z } from 'zod';
 import { ConfigError } from './errors.js';
-import { AppConfigSchema, ConfigFileSchema, type Region } from './schema.js';
+import { describeIssue, pathText } from './issues.js';
+import { looksLikeKey } from './key-shape.js';
+import { ConfigFileSchema, type Region } from './schema.js';
 import { Secret } from './secret.js';
 
 export type Env = Readonly<Record<string, string | undefined>>;
@@ -16,7 +18,7 @@ export interface AppSettings {
   readonly chatBaseUrl: string;
   readonly requestsPerMinute: number;
   readonly apiKeyEnv: string;
-  /** Undefined when the named environment variable is not set: the sync stops this app only. */
+  /** Undefined when the named environment variable is not set: `sync` and `schedule` refuse to start (assertApiKeys). */
   readonly apiKey: Secret | undefined;
   /** Plain http:// to a host that is not loopback is allowed (the key then travels in clear). */
   readonly allowInsecureHttp: boolean;
@@ -85,55 +87,80 @@ function setPath(target: Record<string, unknown>, path: readonly string[], value
   node[path[path.length - 1]!] = value;
 }
 
-const pathText = (path: readonly PropertyKey[]): string =>
-  path.length ? path.map((p) => (typeof p === 'number' ? `[${p}]` : `.${String(p)}`)).join('').replace(/^\./, '') : '(top level)';
+export { looksLikeKey } from './key-shape.js';
 
-/** Known keys at a config path, for "did you mean". */
-function knownKeys(path: readonly PropertyKey[]): string[] {
-  if (path.length === 0) return Object.keys(ConfigFileSchema.shape);
-  if (path[0] === 'apps') return Object.keys(AppConfigSchema.shape);
-  if (path[0] === 'schedule') return ['cron', 'timezone', 'reconcile', 'exportDayOfMonth', 'exportDir', 'exportFormat'];
-  return [];
-}
-
-function describeIssue(source: string, issue: z.core.$ZodIssue, origins: ReadonlyMap<string, string>): string {
-  const where = pathText(issue.path);
-  if (issue.code === 'unrecognized_keys') {
-    const known = knownKeys(issue.path);
-    const parts = issue.keys.map((k) => {
-      const near = known.length ? closest(k, known) : undefined;
-      return near && distance(k, near) <= Math.max(2, Math.floor(near.length / 3)) ? `"${k}" (did you mean "${near}"?)` : `"${k}"`;
-    });
-    return `${source}: ${where}: unknown field ${parts.join(', ')}; remove it or fix its name (the fields are in the README)`;
-  }
-  const origin = origins.get(pathText(issue.path));
-  return `${origin ?? source}: ${where}: ${issue.message}`;
+/** A problem found by the checks zod cannot express (they need several fields at once). */
+interface Problem {
+  readonly path: string;
+  readonly text: string;
 }
 
 /**
- * Whether an `apiKeyEnv` value looks like a key rather than a variable's name: a run of 16 or more
- * characters (between underscores) mixing letters and digits. CometChat REST keys are 40 hex
- * characters, which also pass as a variable name, so the name pattern alone lets a pasted key
- * through, to be printed by `config check`, logged and stored in sync_runs.error as "variable X".
+ * Checks across fields, run on the raw apps even when other fields are invalid, so that every
+ * problem is reported in the same pass. Only values of the right type are looked at.
  */
-export function looksLikeKey(name: string): boolean {
-  return name.split('_').some((part) => part.length >= 16 && /[0-9]/.test(part) && /[A-Za-z]/.test(part));
+function appProblems(rawApps: unknown): Problem[] {
+  if (!Array.isArray(rawApps)) return [];
+  const out: Problem[] = [];
+  const seen = new Map<string, number>();
+  rawApps.forEach((raw: unknown, i) => {
+    if (!raw || typeof raw !== 'object') return;
+    const a = raw as Record<string, unknown>;
+    // Refused before anything prints, logs or stores the value; the message names the field only.
+    if (typeof a.apiKeyEnv === 'string' && looksLikeKey(a.apiKeyEnv)) {
+      out.push({ path: `apps[${i}].apiKeyEnv`, text: 'looks like an API key, not the NAME of an environment variable; put the key in a variable (e.g. COMETCHAT_KEY_MAIN) and write that name here' });
+    }
+    if (typeof a.appId === 'string' && typeof a.region === 'string') {
+      const key = `${a.appId}/${a.region}`;
+      const first = seen.get(key);
+      if (first !== undefined) out.push({ path: `apps[${i}]`, text: `app ${a.appId} in region ${a.region} is listed twice (also apps[${first}]); remove one entry` });
+      else seen.set(key, i);
+    }
+    for (const field of ['callsBaseUrl', 'chatBaseUrl'] as const) {
+      const url = a[field];
+      if (typeof url !== 'string' || a.allowInsecureHttp === true || !URL.canParse(url)) continue;
+      // The apikey header would cross the network in clear; the simulator and tests stay on loopback.
+      const u = new URL(url);
+      if (u.protocol === 'http:' && !isLoopback(u.hostname)) {
+        out.push({ path: `apps[${i}].${field}`, text: `app ${String(a.appId)} uses plain http:// to a host that is not loopback, which sends the API key in clear; use https:// or set "allowInsecureHttp": true on the app` });
+      }
+    }
+  });
+  return out;
+}
+
+/** A database given as a plain path (not a postgres:// URL, not SQLite's in-memory name). */
+function isFilePath(database: string): boolean {
+  return !/^postgres(ql)?:\/\//i.test(database) && database !== ':memory:';
+}
+
+/** Options of resolveConfig beyond the flags. */
+export interface ResolveOptions {
+  /**
+   * The folder of the config file: a relative `database` read from the file (or its default) is
+   * taken from there, so running from another folder opens the same database, not a new one.
+   * Values from CALLSYNC_DATABASE or --database stay relative to the current folder, as any path
+   * typed in a shell is.
+   */
+  readonly baseDir?: string;
 }
 
 /**
  * Validates a parsed config object and resolves, in order of precedence, flags over environment over
- * file over defaults; API keys are read from the variables the apps name. Throws ConfigError naming
- * the first bad field (and where its value came from). Never reads files or process.env itself.
+ * file over defaults; API keys are read from the variables the apps name. Throws one ConfigError
+ * listing every problem found, one line each, in plain words, naming the field and where its value
+ * came from (the file, an environment variable or a flag). Never reads files or process.env itself.
  */
-export function resolveConfig(input: unknown, env: Env, source = 'config', flags: ConfigFlags = {}): Settings {
+export function resolveConfig(input: unknown, env: Env, source = 'config', flags: ConfigFlags = {}, opts: ResolveOptions = {}): Settings {
   if (!input || typeof input !== 'object' || Array.isArray(input)) throw new ConfigError(`${source}: must be a JSON object with at least "apps"`);
   const merged = structuredClone(input) as Record<string, unknown>;
   const origins = new Map<string, string>();
   for (const o of ENV_OVERRIDES) {
     const raw = env[o.env]?.trim();
     if (!raw) continue;
-    const value = o.kind === 'number' ? Number(raw) : raw;
-    if (o.kind === 'number' && !Number.isFinite(value)) throw new ConfigError(`${o.env}=${JSON.stringify(raw)}: expected a number`);
+    // A number that does not parse is passed on as text: the schema then names the variable and
+    // what it takes, with the other problems, instead of stopping at this one.
+    const value = o.kind === 'number' && Number.isFinite(Number(raw)) ? Number(raw) : raw;
     setPath(merged, o.path, value);
     origins.set(o.path.join('.'), o.env);
   }
@@ -145,31 +172,21 @@ export function resolveConfig(input: unknown, env: Env, source = 'config', flags
     merged.logLevel = flags.logLevel;
     origins.set('logLevel', '--log-level');
   }
-  const parsed = ConfigFileSchema.safeParse(merged);
-  if (!parsed.success) {
-    const first = parsed.error.issues[0];
-    throw new ConfigError(first ? describeIssue(source, first, origins) : `${source}: invalid`);
+  const extra = appProblems(merged.apps);
+  const parsed = ConfigFileSchema.safeParse(merged, { reportInput: true });
+  if (!parsed.success || extra.length) {
+    const flagged = new Set(extra.map((p) => p.path));
+    const lines = (parsed.success ? [] : parsed.error.issues)
+      // A pasted key also fails the name pattern: said once, by the clearer line.
+      .filter((i) => !flagged.has(pathText(i.path)))
+      .map((i) => describeIssue(source, i, origins));
+    lines.push(...extra.map((p) => `${source}: ${p.path}: ${p.text}`));
+    throw new ConfigError(lines.length ? lines : [`${source}: invalid`]);
   }
   const c = parsed.data;
-  // Refused before anything prints, logs or stores the value; the message names the field only.
-  c.apps.forEach((a, i) => {
-    if (looksLikeKey(a.apiKeyEnv)) {
-      throw new ConfigError(`${source}: apps[${i}].apiKeyEnv: looks like an API key, not the NAME of an environment variable; put the key in a variable (e.g. COMETCHAT_KEY_MAIN) and write that name here`);
-    }
-  });
-  const seen = new Set<string>();
-  const apps = c.apps.map((a, i): AppSettings => {
-    const key = `${a.appId}/${a.region}`;
-    if (seen.has(key)) throw new ConfigError(`${source}: apps[${i}]: app ${a.appId} in region ${a.region} is listed twice; remove one entry`);
-    seen.add(key);
+  const database = opts.baseDir && !origins.has('database') && isFilePath(c.database) ? resolvePath(opts.baseDir, c.database) : c.database;
+  const apps = c.apps.map((a): AppSettings => {
     const defaults = defaultBaseUrls(a.appId, a.region);
-    for (const field of ['callsBaseUrl', 'chatBaseUrl'] as const) {
-      const url = a[field];
-      // The apikey header would cross the network in clear; the simulator and tests stay on loopback.
-      if (url && !a.allowInsecureHttp && new URL(url).protocol === 'http:' && !isLoopback(new URL(url).hostname)) {
-        throw new ConfigError(`${source}: apps[${i}].${field}: app ${a.appId} uses plain http:// to a host that is not loopback, which sends the API key in clear; use https:// or set "allowInsecureHttp": true on the app`);
-      }
-    }
     const raw = env[a.apiKeyEnv];
     return Object.freeze({
       appId: a.appId,
@@ -185,6 +202,7 @@ export function resolveConfig(input: unknown, env: Env, source = 'config', flags
   const retryBase = Number(env.CALLSYNC_RETRY_BASE_MS ?? '');
   return Object.freeze({
     ...c,
+    database,
     apps: Object.freeze(apps),
     schedule: Object.freeze({ ...c.schedule }),
     retryBaseMs: Number.isFinite(retryBase) && retryBase > 0 ? retryBase : 500,
@@ -221,7 +239,7 @@ export function loadConfigFile(path: string, env: Env, flags: ConfigFlags = {}):
     const column = first.offset - before.lastIndexOf('\n');
     throw new ConfigError(`${path}: not valid JSON (${printParseErrorCode(first.error)} at line ${line} column ${column}); fix the file (comments and trailing commas are allowed)`);
   }
-  return resolveConfig(json, env, path, flags);
+  return resolveConfig(json, env, path, flags, { baseDir: dirname(resolvePath(path)) });
 }
 
 /** The resolved config as printable JSON: every key shown as *** (or as missing), never its value. */

@@ -32,10 +32,11 @@ describe('config resolution: flags over environment over file over defaults', ()
   it('names the field, and where a bad value came from, in one line', () => {
     expect(err(() => resolveConfig({ ...base, concurrency: 0 }, {}, 'callsync.config.json'))).toMatch(/^callsync\.config\.json: concurrency: /);
     expect(err(() => resolveConfig(base, { CALLSYNC_CONCURRENCY: '500' }))).toMatch(/^CALLSYNC_CONCURRENCY: concurrency: /);
-    expect(err(() => resolveConfig(base, { CALLSYNC_CONCURRENCY: 'lots' }))).toBe('CALLSYNC_CONCURRENCY="lots": expected a number');
+    // A number that does not parse is no longer refused on its own: the schema says what it takes.
+    expect(err(() => resolveConfig(base, { CALLSYNC_CONCURRENCY: 'lots' }))).toBe('CALLSYNC_CONCURRENCY: concurrency: expected a whole number from 1 to 64 (got "lots")');
     expect(err(() => resolveConfig({ ...base, apps: [{ ...base.apps[0], region: 'mars' }] }, {}))).toMatch(/apps\[0\]\.region/);
     expect(err(() => resolveConfig({ ...base, apps: [{ ...base.apps[0], callsBaseUrl: 'ftp://x/v3' }] }, {}))).toMatch(/apps\[0\]\.callsBaseUrl: must be an http\(s\) URL ending in \/v3/);
-    expect(err(() => resolveConfig({ ...base, apps: [] }, {}))).toMatch(/apps: configure at least one app/);
+    expect(err(() => resolveConfig({ ...base, apps: [] }, {}))).toMatch(/apps: list at least one app .*\(got an empty list\)$/);
     expect(err(() => resolveConfig([], {}))).toMatch(/must be a JSON object/);
     for (const m of [err(() => resolveConfig({ ...base, concurrency: 0 }, {}))]) expect(m.split('\n')).toHaveLength(1);
   });
@@ -55,5 +56,73 @@ describe('config resolution: flags over environment over file over defaults', ()
     expect(text).toContain('(missing: environment variable KEY2 is not set)');
     expect(String(s.apps[0]!.apiKey)).toBe('***');
     expect(JSON.stringify(s.apps[0])).not.toContain('super-secret');
+  });
+});
+
+describe('config errors: every problem at once, in plain words', () => {
+  it('lists each problem on its own line, naming the field, what it takes and what it got', () => {
+    const bad = {
+      apps: [
+        { appId: 'app1', region: 'uk', apiKeyEnv: 'KEY1', requestsPerMinute: 0 },
+        { appId: 'app2', region: 'eu' },
+      ],
+      concurrency: 'abc',
+      detailFetch: 'sometimes',
+      concurency: 3,
+    };
+    let e: unknown;
+    try {
+      resolveConfig(bad, { CALLSYNC_LOOKBACK_HOURS: '-5' }, 'c.json');
+    } catch (caught) {
+      e = caught;
+    }
+    expect(e).toBeInstanceOf(ConfigError);
+    expect([...(e as ConfigError).problems].sort()).toEqual(
+      [
+        'c.json: apps[0].region: must be one of us, eu, in (got "uk")',
+        'c.json: apps[0].requestsPerMinute: expected a whole number from 1 to 100000 (got 0)',
+        'c.json: apps[1].apiKeyEnv: required: expected a text value in quotes',
+        'c.json: concurrency: expected a whole number from 1 to 64 (got "abc")',
+        'CALLSYNC_LOOKBACK_HOURS: lookbackHours: expected a number from 0 to 8760 (got -5)',
+        'c.json: detailFetch: must be one of auto, always (got "sometimes")',
+        'c.json: (top level): unknown field "concurency" (did you mean "concurrency"?); remove it or fix its name (the fields are in the README)',
+      ].sort(),
+    );
+    expect((e as Error).message.split('\n')).toHaveLength(7);
+  });
+
+  it('says a missing apps list is required', () => {
+    expect(err(() => resolveConfig({ database: 'x.db' }, {}))).toBe('config: apps: required: list at least one app ({ "appId", "region", "apiKeyEnv" })');
+  });
+
+  it('reports the cross-field problems with the schema ones, and never quotes a pasted key', () => {
+    const key = 'a1b2c3d4e5f60718293a4b5c6d7e8f9012345678';
+    const message = err(() => resolveConfig({ apps: [{ appId: 'app1', region: 'us', apiKeyEnv: key }, { appId: 'app1', region: 'us', apiKeyEnv: 'K' }], pageSize: 0 }, {}, 'c.json'));
+    expect(message.split('\n')).toEqual([
+      'c.json: pageSize: expected a whole number from 1 to 1000 (got 0)',
+      'c.json: apps[0].apiKeyEnv: looks like an API key, not the NAME of an environment variable; put the key in a variable (e.g. COMETCHAT_KEY_MAIN) and write that name here',
+      'c.json: apps[1]: app app1 in region us is listed twice (also apps[0]); remove one entry',
+    ]);
+    expect(message).not.toContain(key);
+  });
+});
+
+describe('a relative database path in a config file', () => {
+  const app = { appId: 'app1', region: 'us', apiKeyEnv: 'KEY1' };
+  it('resolves against the file\'s folder; environment and flag values and URLs stay as given', () => {
+    expect(resolveConfig({ database: 'data/x.db', apps: [app] }, {}, 'f', {}, { baseDir: '/srv/cfg' }).database).toBe('/srv/cfg/data/x.db');
+    expect(resolveConfig({ apps: [app] }, {}, 'f', {}, { baseDir: '/srv/cfg' }).database).toBe('/srv/cfg/data/callsync.db');
+    expect(resolveConfig({ database: '/abs/x.db', apps: [app] }, {}, 'f', {}, { baseDir: '/srv/cfg' }).database).toBe('/abs/x.db');
+    expect(resolveConfig({ database: 'data/x.db', apps: [app] }, { CALLSYNC_DATABASE: 'env.db' }, 'f', {}, { baseDir: '/srv/cfg' }).database).toBe('env.db');
+    expect(resolveConfig({ database: 'data/x.db', apps: [app] }, {}, 'f', { database: 'flag.db' }, { baseDir: '/srv/cfg' }).database).toBe('flag.db');
+    expect(resolveConfig({ database: 'postgres://u@h/db', apps: [app] }, {}, 'f', {}, { baseDir: '/srv/cfg' }).database).toBe('postgres://u@h/db');
+  });
+});
+
+describe('an unknown field named like a key', () => {
+  it('is reported without printing its name', () => {
+    const key = 'a3f9c2e71a6b84d05e1c2a3b4c5d6e7f8a9b0c1d';
+    const message = err(() => resolveConfig({ ...base, [key]: 'x' }, {}, 'c.json'));
+    expect(message).toBe('c.json: (top level): unknown field (a name that looks like an API key, not shown); remove it or fix its name (the fields are in the README)');
   });
 });

@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { scheduleNightlySync, validateSchedule } from '../../../jobs/nightly-sync.js';
+import { assertApiKeys } from '../../config/api-keys.js';
 import { configPath, loadConfigFile } from '../../config/load.js';
 import { formatAppSummary } from '../app-summary.js';
 import { runScheduledTick, type TickResult } from '../../sync/scheduled-tick.js';
@@ -46,6 +47,7 @@ export function registerSchedule(program: Command): void {
         ...(flags.logLevel ? { logLevel: flags.logLevel } : {}),
       });
       validateSchedule(settings.schedule);
+      assertApiKeys(settings);
       const rt: Runtime = await openRuntime(settings, { quiet: flags.quiet ?? false });
       const deps = { db: rt.store.db, dispatcher: rt.dispatcher, clock: rt.clock, log: rt.log };
       // Retries are logged as they wait (at most one line per app every 10 s): a dead API at 02:00 is visible in the log.

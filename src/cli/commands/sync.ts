@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import type { Command } from 'commander';
 import { isPostgresUrl } from '../../store/connection.js';
 import { ConfigError } from '../../config/errors.js';
+import { assertApiKeys } from '../../config/api-keys.js';
 import { configPath, loadConfigFile, type Settings } from '../../config/load.js';
 import type { Logger } from '../../log/logger.js';
 import { maskDatabaseUrl } from '../../store/postgres.js';
@@ -64,6 +65,7 @@ export function registerSync(program: Command): void {
       if (flags.dryRun && flags.tickKey) throw new ConfigError('--dry-run takes no --tick-key: it syncs nothing');
       const unknown = (flags.app ?? []).filter((id) => !settings.apps.some((a) => a.appId === id));
       if (unknown.length) throw new ConfigError(`--app ${unknown.join(', ')}: not in ${cfgPath}; configured apps: ${settings.apps.map((a) => a.appId).join(', ')}`);
+      assertApiKeys(settings, flags.app);
       const rt = await openRuntime(settings, { quiet: flags.quiet ?? false, readOnly: flags.dryRun ?? false });
       if (flags.dryRun) return runDryRun(rt, settings, flags, since, until);
       const progress = flags.quiet || flags.json || flags.progress === false ? undefined : createProgressDisplay(process.stderr, rt.logOutput);

@@ -1,0 +1,130 @@
+import { existsSync } from 'node:fs';
+import type { Command } from 'commander';
+import { ConfigError } from '../../config/errors.js';
+import { configPath, loadConfigFile, type Settings } from '../../config/load.js';
+import { isoUtc } from '../../export/period.js';
+import type { Store } from '../../store/connection.js';
+import { appState, resetWatermark, storedApps, type AppStateReport } from '../../store/state-repo.js';
+import { askLines } from '../ask.js';
+import { EXIT } from '../exit-codes.js';
+import { openExistingStore } from '../open-existing.js';
+import { parseFormat, renderGrid, sanitizeForTerminal } from '../output.js';
+
+interface StateFlags {
+  config?: string;
+  database?: string;
+  app?: string;
+}
+
+/** Runs shown per app, and retry-list entries listed (the count is always given). */
+const RUNS_SHOWN = 5;
+const RETRIES_SHOWN = 10;
+
+interface Target {
+  settings: Settings | undefined;
+  database: string;
+  passwordEnv: string | undefined;
+  cfgPath: string;
+}
+
+/** The config when it exists (its apps and database), else --database / CALLSYNC_DATABASE alone. */
+function target(flags: StateFlags): Target {
+  const cfgPath = configPath(flags.config, process.env);
+  const override = flags.database ?? process.env.CALLSYNC_DATABASE;
+  const settings = override === undefined || existsSync(cfgPath) ? loadConfigFile(cfgPath, process.env, flags.database ? { database: flags.database } : {}) : undefined;
+  return { settings, database: settings?.database ?? override!, passwordEnv: flags.database ? undefined : settings?.databasePasswordEnv, cfgPath };
+}
+
+/** The app and region pairs to act on: configured ones (and any others the database holds), or --app's. */
+async function selectApps(store: Store, t: Target, appId: string | undefined): Promise<{ app_id: string; region: string }[]> {
+  const configured = (t.settings?.apps ?? []).map((a) => ({ app_id: a.appId, region: a.region }));
+  const stored = await storedApps(store.db);
+  const all = [...configured, ...stored.filter((s) => !configured.some((c) => c.app_id === s.app_id && c.region === s.region))];
+  if (appId === undefined) return all;
+  const chosen = all.filter((a) => a.app_id === appId);
+  // An app the config does not list is refused even if old rows of it remain: a typo must not act.
+  if (t.settings ? !configured.some((c) => c.app_id === appId) : chosen.length === 0) {
+    const names = [...new Set((t.settings ? configured : all).map((a) => a.app_id))];
+    throw new ConfigError(`--app ${appId}: not in ${t.settings ? t.cfgPath : `database ${t.database}`}; ${t.settings ? 'configured' : 'known'} apps: ${names.join(', ') || '(none)'}`);
+  }
+  return chosen;
+}
+
+function printReport(r: AppStateReport): string {
+  const lines = [`${r.app_id} (${r.region})`];
+  const s = r.state;
+  lines.push(`  watermark:        ${s?.watermark_started_at != null ? `${isoUtc(s.watermark_started_at)} (incremental runs re-list from here minus lookbackHours)` : 'none (the next sync is full)'}`);
+  lines.push(`  last success:     ${s?.last_success_at != null ? isoUtc(s.last_success_at) : 'never'}`);
+  lines.push(`  last full sync:   ${s?.last_full_sync_at != null ? isoUtc(s.last_full_sync_at) : 'never'}`);
+  lines.push(`  retry list:       ${r.retryCount} call(s) whose details are fetched again on the next runs${r.retryCount > r.retries.length ? ` (first ${r.retries.length} shown)` : ''}`);
+  for (const x of r.retries) lines.push(`    ${x.session_id}  ${x.reason}, ${x.attempts} attempt(s), since ${isoUtc(x.first_at)}`);
+  lines.push(`  last runs:`);
+  if (r.runs.length === 0) lines.push('    (none)');
+  else {
+    const rows = r.runs.map((run) => [run.id, run.mode, run.status, isoUtc(run.started_at), run.ended_at === null ? null : run.ended_at - run.started_at, run.calls_seen, run.calls_written, run.error ? run.error.slice(0, 100) : null]);
+    lines.push(...renderGrid(['id', 'mode', 'status', 'started', 'seconds', 'calls', 'written', 'error'], rows, 'table').trimEnd().split('\n').slice(0, -1).map((l) => `    ${l}`));
+  }
+  return `${lines.join('\n')}\n`;
+}
+
+export function registerState(program: Command): void {
+  const state = program.command('state').description("each app's sync state: watermark, last runs, retry list; reset a watermark");
+  state
+    .command('show')
+    .description('per app: the watermark, the last runs and the retry list')
+    .option('--app <appId>', 'only this app')
+    .option('--format <format>', 'table or json', 'table')
+    .option('-c, --config <file>', 'config file (default: $CALLSYNC_CONFIG or callsync.config.json)')
+    .option('--database <path>', 'database (overrides the config and CALLSYNC_DATABASE)')
+    .action(async (flags: StateFlags & { format: string }) => {
+      const format = parseFormat(flags.format, ['table', 'json']);
+      const t = target(flags);
+      const store = await openExistingStore(t.database, { passwordEnv: t.passwordEnv });
+      try {
+        const apps = await selectApps(store, t, flags.app);
+        const reports: AppStateReport[] = [];
+        for (const a of apps) reports.push(await appState(store.db, a.app_id, a.region, { runLimit: RUNS_SHOWN, retryLimit: RETRIES_SHOWN }));
+        // Run errors quote the service: sanitised like every other printed value.
+        process.stdout.write(sanitizeForTerminal(format === 'json' ? `${JSON.stringify({ apps: reports }, null, 2)}\n` : reports.map(printReport).join('\n') || 'no apps configured or stored\n'));
+      } finally {
+        await store.close();
+      }
+    });
+  state
+    .command('reset')
+    .description("clear an app's watermark so that its next sync is full (calls and the retry list are kept)")
+    .requiredOption('--app <appId>', 'the app whose watermark is cleared (every configured region of it)')
+    .option('-y, --yes', 'do not ask (required when not on a terminal)')
+    .option('-c, --config <file>', 'config file (default: $CALLSYNC_CONFIG or callsync.config.json)')
+    .option('--database <path>', 'database (overrides the config and CALLSYNC_DATABASE)')
+    .action(async (flags: StateFlags & { app: string; yes?: boolean }) => {
+      const t = target(flags);
+      const store = await openExistingStore(t.database, { passwordEnv: t.passwordEnv });
+      try {
+        const apps = await selectApps(store, t, flags.app);
+        const names = apps.map((a) => `${a.app_id} (${a.region})`).join(', ');
+        if (!flags.yes) {
+          if (!process.stdin.isTTY) throw new ConfigError(`state reset: not on a terminal, so nothing can be confirmed; add --yes to reset the watermark of ${names}`);
+          const answer = await askLines((ask) => ask(`Reset the watermark of ${names}? Its next sync lists every call again (unchanged calls cost no Get Call). [y/N] `));
+          if (!/^y(es)?$/i.test(answer.trim())) {
+            console.error('callsync: nothing reset');
+            process.exitCode = EXIT.USAGE;
+            return;
+          }
+        }
+        const nowSec = Math.floor(Date.now() / 1000);
+        for (const a of apps) {
+          const was = await resetWatermark(store.db, a.app_id, a.region, nowSec);
+          const label = `${a.app_id} (${a.region})`;
+          console.log(
+            was === undefined ? `${label}: no state stored (never synced); its next sync is full anyway`
+              : was === null ? `${label}: no watermark was stored; its next sync is full`
+                : `${label}: watermark ${isoUtc(was)} cleared; its next sync is full`,
+          );
+        }
+        process.exitCode = EXIT.OK;
+      } finally {
+        await store.close();
+      }
+    });
+}

@@ -1,0 +1,99 @@
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Simulator } from '../../src/simulator/index.js';
+import { runCli } from '../helpers/cli.js';
+import { databaseFactory, testDialects } from '../helpers/databases.js';
+import { runCliOnTerminal } from '../helpers/terminal.js';
+import { KEY_ENV, startTestSim, tempDir, TEST_KEY, testConfig, withStore } from '../helpers/harness.js';
+import { diffAgainstTruth } from '../helpers/truth-diff.js';
+
+const dialects = await testDialects();
+
+interface ShownApp {
+  app_id: string;
+  region: string;
+  state: { watermark_started_at: number | null; last_full_sync_at: number | null } | undefined;
+  runs: { mode: string; status: string }[];
+  retries: unknown[];
+  retryCount: number;
+}
+
+describe.each(dialects)('state show and state reset [%s]', (dialect) => {
+  let sim: Simulator;
+  const tmp = tempDir('callsync-state-');
+  const dbs = databaseFactory(dialect, tmp.dir);
+  let cfg: string;
+  let db: string;
+  const env = { [KEY_ENV]: TEST_KEY };
+  const show = async (...extra: string[]): Promise<ShownApp[]> => {
+    const res = await runCli(['state', 'show', '--config', cfg, '--format', 'json', ...extra]);
+    expect(res.code, res.stderr).toBe(0);
+    return (JSON.parse(res.stdout) as { apps: ShownApp[] }).apps;
+  };
+  beforeAll(async () => {
+    sim = await startTestSim([{ appId: 'app1', calls: 250 }, { appId: 'app2', calls: 60 }]);
+    db = await dbs.fresh('state');
+    cfg = join(tmp.dir, 'state.json');
+    writeFileSync(cfg, JSON.stringify(testConfig(sim, ['app1', 'app2'], db, { pageSize: 50 })));
+  });
+  afterAll(async () => {
+    await sim.close();
+    await dbs.dropAll();
+    tmp.cleanup();
+  });
+
+  it('shows the watermark, last runs and retry list; reset makes the next sync full, ending at the ground truth', async () => {
+    expect((await runCli(['sync', '--config', cfg, '--quiet'], env)).code).toBe(0);
+    expect((await runCli(['sync', '--config', cfg, '--quiet'], env)).code).toBe(0);
+    const [app1, app2] = await show();
+    expect(app1!.app_id).toBe('app1');
+    expect(app1!.state!.watermark_started_at).toEqual(expect.any(Number));
+    expect(app1!.runs.map((r) => r.mode)).toEqual(['incremental', 'full']);
+    expect(app1!.retryCount).toBe(app1!.retries.length);
+    expect(app2!.state!.watermark_started_at).toEqual(expect.any(Number));
+    const table = await runCli(['state', 'show', '--config', cfg, '--app', 'app1']);
+    expect(table.code, table.stderr).toBe(0);
+    expect(table.stdout).toMatch(/^app1 \(us\)\n {2}watermark: {8}\d{4}-\d\d-\d\dT/);
+    expect(table.stdout).toContain('retry list:');
+    expect(table.stdout).not.toContain('app2');
+
+    // Off a terminal, without --yes: refused, nothing changed.
+    const unconfirmed = await runCli(['state', 'reset', '--config', cfg, '--app', 'app1']);
+    expect(unconfirmed.code).toBe(2);
+    expect(unconfirmed.stderr.trim()).toBe('callsync: state reset: not on a terminal, so nothing can be confirmed; add --yes to reset the watermark of app1 (us)');
+    expect((await show('--app', 'app1'))[0]!.state!.watermark_started_at).toBe(app1!.state!.watermark_started_at);
+    const unknown = await runCli(['state', 'reset', '--config', cfg, '--app', 'app3', '--yes']);
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toMatch(/--app app3: not in .*state\.json; configured apps: app1, app2/);
+
+    // On a terminal it asks; anything but yes resets nothing.
+    const declined = await runCliOnTerminal(['state', 'reset', '--config', cfg, '--app', 'app1'], 'n\n', tmp.dir);
+    expect(declined.code, declined.out).toBe(2);
+    expect(declined.out).toContain('Reset the watermark of app1 (us)? Its next sync lists every call again');
+    expect(declined.out).toContain('callsync: nothing reset');
+    expect((await show('--app', 'app1'))[0]!.state!.watermark_started_at).toBe(app1!.state!.watermark_started_at);
+
+    const reset = await runCli(['state', 'reset', '--config', cfg, '--app', 'app1', '--yes']);
+    expect(reset.code, reset.stderr).toBe(0);
+    expect(reset.stdout).toMatch(/^app1 \(us\): watermark \d{4}-.* cleared; its next sync is full\n$/);
+    const [after1, after2] = await show();
+    expect(after1!.state!.watermark_started_at).toBeNull();
+    expect(after2!.state!.watermark_started_at).toBe(app2!.state!.watermark_started_at);
+
+    // New calls meanwhile; the next sync lists app1 whole again (mode full) and app2 incrementally.
+    sim.advance('app1', { newCalls: 10, endOngoing: true });
+    sim.resetStats();
+    const sync = await runCli(['sync', '--config', cfg, '--quiet'], env);
+    expect(sync.code, sync.stderr).toBe(0);
+    const [final1, final2] = await show();
+    expect(final1!.runs[0]).toMatchObject({ mode: 'full', status: 'ok' });
+    expect(final2!.runs[0]).toMatchObject({ mode: 'incremental', status: 'ok' });
+    expect(final1!.state!.watermark_started_at).toEqual(expect.any(Number));
+    expect(sim.stats('app1').list).toBeGreaterThanOrEqual(Math.ceil(260 / 50));
+    await withStore(db, async (s) => {
+      expect(await diffAgainstTruth(s.db, sim.truth('app1'))).toEqual([]);
+      expect(await diffAgainstTruth(s.db, sim.truth('app2'))).toEqual([]);
+    });
+  }, 300_000);
+});
