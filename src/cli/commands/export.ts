@@ -53,7 +53,7 @@ export function registerExport(program: Command): void {
       try {
         await assertKnownApps(store.db, appIds, store.path);
         const empty = await emptyPeriodNote(store.db, period, appIds);
-        if (empty) console.error(empty);
+        if (empty) console.error(sanitizeForTerminal(empty, { singleLine: true }));
         if (flags.detail) {
           text = formatRows(await computeBillingDetail(store.db, period, { appIds }), BILLING_DETAIL_COLUMNS, format);
         } else {

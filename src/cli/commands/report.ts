@@ -9,7 +9,7 @@ import { isPostgresUrl, openStore } from '../../store/connection.js';
 import { resolveDatabase } from '../database-path.js';
 import { emptyPeriodNote } from '../empty-period.js';
 import { assertKnownApps } from '../known-apps.js';
-import { writeOutput } from '../output.js';
+import { sanitizeForTerminal, writeOutput } from '../output.js';
 
 interface ReportFlags {
   config: string;
@@ -45,7 +45,7 @@ export function registerReport(program: Command): void {
       try {
         await assertKnownApps(store.db, flags.app, store.path);
         const empty = await emptyPeriodNote(store.db, period, flags.app ?? []);
-        if (empty) console.error(empty);
+        if (empty) console.error(sanitizeForTerminal(empty, { singleLine: true }));
         // The absolute path: the page travels by e-mail, and "calls.db" alone names no file. A URL
         // stays a URL (resolve() would mangle it); collectReportData masks its password.
         data = await collectReportData(store.db, period, { databasePath: isPostgresUrl(path) ? path : resolve(path), ...(flags.app ? { appIds: flags.app } : {}) });
