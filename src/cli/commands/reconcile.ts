@@ -27,8 +27,8 @@ const MISMATCH_COLS = ['app_id', 'session_id', 'type', 'status', 'started_at', '
 
 /**
  * One CSV for both parts, told apart by its first column, `section`: `summary` rows (per app and
- * relation) then `mismatch` rows (per call, worst first). Its columns are the union of both tables;
- * a column a section does not have is empty. Two tables with different headers in one stream, as
+ * relation) then `mismatch` rows (per call, worst first, relation `mismatch`). Its columns are the
+ * union of both tables; a column a section does not have is empty. Two tables with different headers in one stream, as
  * before, parsed as neither; like `row_kind` in the billing export, a sum over a column is taken
  * within one section.
  */
@@ -37,7 +37,7 @@ export const RECONCILE_CSV_COLUMNS = ['section', ...new Set([...SUMMARY_COLS, ..
 function renderCsv(report: ReconcileReport): string {
   const rows: Record<string, Cell>[] = [
     ...report.summary.map((r) => ({ section: 'summary', ...Object.fromEntries(SUMMARY_COLS.map((c) => [c, r[c]])) })),
-    ...report.mismatches.map((r) => ({ section: 'mismatch', ...Object.fromEntries(MISMATCH_COLS.map((c) => [c, c === 'started_at' ? isoUtc(r.started_at) : r[c]])) })),
+    ...report.mismatches.map((r) => ({ section: 'mismatch', relation: 'mismatch', ...Object.fromEntries(MISMATCH_COLS.map((c) => [c, c === 'started_at' ? isoUtc(r.started_at) : r[c]])) })),
   ];
   return formatRows(rows, RECONCILE_CSV_COLUMNS as unknown as string[], 'csv');
 }
