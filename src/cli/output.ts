@@ -39,16 +39,91 @@ function cellText(v: unknown): string {
 /** A table cell on a terminal: a service-controlled value can neither move the cursor nor break the row. */
 const tableCell = (v: unknown): string => sanitizeForTerminal(cellText(v), { singleLine: true });
 
-/** Columns and rows as a terminal table, RFC 4180 CSV, or JSON objects. */
-export function renderGrid(columns: readonly string[], rows: readonly (readonly unknown[])[], format: OutputFormat): string {
+/**
+ * The width a table on stdout must fit: the terminal's when stdout is one, else $COLUMNS, else 100
+ * (a pipe into `less` or a file read in an editor).
+ */
+export function outputWidth(stream: { isTTY?: boolean; columns?: number } = process.stdout, env: NodeJS.ProcessEnv = process.env): number {
+  if (stream.isTTY && stream.columns && stream.columns > 0) return stream.columns;
+  const cols = Number(env.COLUMNS);
+  return Number.isInteger(cols) && cols >= 20 ? cols : 100;
+}
+
+/**
+ * Columns and rows as a terminal table, RFC 4180 CSV, or JSON objects. A table given `maxWidth`
+ * fits it: the widest columns are cut with an ellipsis first (a run's error, a call's issue codes),
+ * and when even that cannot fit, each row is printed as a record of `column | value` lines, as
+ * psql's expanded display does. The full values stay in CSV and JSON.
+ */
+export function renderGrid(columns: readonly string[], rows: readonly (readonly unknown[])[], format: OutputFormat, opts: { maxWidth?: number } = {}): string {
   if (format === 'json') {
     const objects = rows.map((r) => Object.fromEntries(columns.map((c, i) => [c, Buffer.isBuffer(r[i]) ? (r[i] as Buffer).toString('base64') : (r[i] ?? null)])));
     return `${JSON.stringify(objects, null, 2)}\n`;
   }
   if (format === 'csv') return stringify(rows.map((r) => r.map(cellText)), { header: true, columns: [...columns], record_delimiter: '\r\n' });
-  const table = new Table({ head: [...columns], style: { head: [], border: [] } });
-  for (const r of rows) table.push(r.map(tableCell));
-  return `${table.toString()}\n(${rows.length} row${rows.length === 1 ? '' : 's'})\n`;
+  const cells = rows.map((r) => r.map(tableCell));
+  const footer = `(${rows.length} row${rows.length === 1 ? '' : 's'})\n`;
+  return `${opts.maxWidth === undefined ? table(columns, cells) : fitted(columns, cells, opts.maxWidth)}\n${footer}`;
+}
+
+function table(columns: readonly string[], cells: readonly string[][], colWidths?: number[]): string {
+  const t = new Table({ head: [...columns], style: { head: [], border: [] }, ...(colWidths ? { colWidths } : {}) });
+  for (const r of cells) t.push(r);
+  return t.toString();
+}
+
+/** Display width, one column per code point (sanitised text: no escapes, no line breaks). */
+const width = (s: string): number => [...s].length;
+
+/** Narrowest a cut column gets: its header, or 8, whichever is less, plus its padding. */
+const MIN_CELL = 8;
+
+function fitted(columns: readonly string[], cells: readonly string[][], maxWidth: number): string {
+  const natural = columns.map((c, i) => Math.max(width(c), ...cells.map((r) => width(r[i] ?? ''))) + 2);
+  const budget = maxWidth - (columns.length + 1); // the borders
+  if (natural.reduce((a, b) => a + b, 0) <= budget) return table(columns, cells);
+  const floor = natural.map((n, i) => Math.min(n, Math.max(width(columns[i]!), MIN_CELL) + 2));
+  if (floor.reduce((a, b) => a + b, 0) > budget) return expanded(columns, cells, maxWidth);
+  // The largest cap that fits: columns wider than it are cut to it (cli-table3 adds the ellipsis).
+  let cap = Math.max(...floor);
+  const total = (c: number): number => natural.reduce((s, n, i) => s + Math.max(floor[i]!, Math.min(n, c)), 0);
+  while (total(cap + 1) <= budget) cap += 1;
+  return table(columns, cells, natural.map((n, i) => Math.max(floor[i]!, Math.min(n, cap))));
+}
+
+/** Each row as `column | value` lines, long values wrapped at spaces to the width. */
+function expanded(columns: readonly string[], cells: readonly string[][], maxWidth: number): string {
+  const keyWidth = Math.max(...columns.map(width));
+  const valueWidth = Math.max(10, maxWidth - keyWidth - 3);
+  const blocks = cells.map((r, n) => {
+    const title = `-[ row ${n + 1} ]`;
+    const lines = [`${title}${'-'.repeat(Math.max(0, Math.min(maxWidth, keyWidth + 3 + valueWidth) - width(title)))}`];
+    columns.forEach((c, i) => {
+      wrap(r[i] ?? '', valueWidth).forEach((part, k) => lines.push(`${(k === 0 ? c : '').padEnd(keyWidth)} | ${part}`.trimEnd()));
+    });
+    return lines.join('\n');
+  });
+  return blocks.join('\n');
+}
+
+/** A paragraph of ours wrapped at spaces to `maxWidth` columns (each line ends with a newline). */
+export function wrapParagraph(text: string, maxWidth: number): string {
+  return text.split('\n').filter((l, i, all) => l !== '' || i < all.length - 1).map((l) => wrap(l, maxWidth).join('\n')).join('\n') + '\n';
+}
+
+/** Splits text into lines of at most `w` code points, at spaces where it can. */
+function wrap(text: string, w: number): string[] {
+  const out: string[] = [];
+  let rest = [...text];
+  while (rest.length > w) {
+    const head = rest.slice(0, w + 1);
+    const space = head.lastIndexOf(' ');
+    const cut = space > 0 ? space : w;
+    out.push(rest.slice(0, cut).join('').trimEnd());
+    rest = rest.slice(space > 0 ? cut + 1 : cut);
+  }
+  out.push(rest.join(''));
+  return out;
 }
 
 /** Writes `text` to `path` atomically (temp file + rename: never a half-written export), or stdout. */

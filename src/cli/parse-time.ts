@@ -1,9 +1,13 @@
 import { ConfigError } from '../config/errors.js';
+import { calendarDateProblem } from '../export/period.js';
 
 /** Parses a --since/--until value: unix seconds, a date (YYYY-MM-DD, UTC midnight) or an ISO timestamp. */
 export function parseTimeArg(flag: string, value: string): number {
   const v = value.trim();
   if (/^\d{9,10}$/.test(v)) return Number(v);
+  // Checked first: Date.parse rolls a day the month lacks over into the next month (2025-02-30 is 2 March).
+  const problem = /^\d{4}-\d{2}-\d{2}(?:$|T)/.test(v) ? calendarDateProblem(v.slice(0, 10)) : undefined;
+  if (problem) throw new ConfigError(`${flag} ${JSON.stringify(value)}: ${problem}`);
   const iso = /^\d{4}-\d{2}-\d{2}$/.test(v) ? `${v}T00:00:00Z` : v;
   const ms = Date.parse(iso);
   if (!/^\d{4}-\d{2}-\d{2}/.test(v) || Number.isNaN(ms)) {

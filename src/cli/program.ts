@@ -55,7 +55,25 @@ export function buildProgram(): Command {
   return program;
 }
 
+let stdoutGuarded = false;
+
+/**
+ * `callsync query … | head`: once the reader has gone, the next write fails with EPIPE. The output
+ * nobody reads is not an error: the command ends at once, quietly, with exit 0, as `cat` does.
+ * Without a listener the error escaped as an uncaught exception: a stack trace and exit 1.
+ */
+function endQuietlyOnClosedStdout(): void {
+  if (stdoutGuarded) return;
+  stdoutGuarded = true;
+  process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+    if (err.code === 'EPIPE') process.exit(EXIT.OK);
+    console.error(`callsync: cannot write to stdout (${err.code ?? err.message})`);
+    process.exit(EXIT.SYNC_FAILED);
+  });
+}
+
 export async function main(argv: readonly string[]): Promise<void> {
+  endQuietlyOnClosedStdout();
   try {
     await buildProgram().parseAsync([...argv], { from: 'user' });
   } catch (err) {

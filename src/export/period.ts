@@ -34,12 +34,31 @@ export function localMidnight(y: number, m: number, d: number, tz: string): numb
   return Math.floor(utc / 1000);
 }
 
+/** Days in month `m` (1–12) of year `y`, leap years included. */
+function daysInMonth(y: number, m: number): number {
+  return new Date(Date.UTC(y, m, 0)).getUTCDate();
+}
+
+/**
+ * Why YYYY-MM-DD is not a day of the calendar (2025-02-30, 2025-13-01, 2025-11-31), or undefined
+ * when it is one. Date.parse and Date.UTC would roll such a day over into the next month silently.
+ */
+export function calendarDateProblem(ymd: string): string | undefined {
+  const m = /^(\d{4})-(\d{2})-(\d{2})$/.exec(ymd);
+  if (!m) return 'not a date; use YYYY-MM-DD';
+  const [y, mo, d] = [Number(m[1]), Number(m[2]), Number(m[3])];
+  if (mo < 1 || mo > 12) return `there is no month ${m[2]}; use YYYY-MM-DD with a month 01–12`;
+  const last = daysInMonth(y, mo);
+  if (d < 1 || d > last) return `there is no day ${m[3]} in ${m[1]}-${m[2]} (it has ${last} days)`;
+  return undefined;
+}
+
 function parseDate(flag: string, value: string): [number, number, number] {
-  const m = /^(\d{4})-(\d{2})-(\d{2})$/.exec(value.trim());
-  if (!m || Number(m[2]) < 1 || Number(m[2]) > 12 || Number(m[3]) < 1 || Number(m[3]) > 31) {
-    throw new ConfigError(`${flag} ${JSON.stringify(value)} is not a date; use YYYY-MM-DD`);
-  }
-  return [Number(m[1]), Number(m[2]), Number(m[3])];
+  const v = value.trim();
+  const problem = calendarDateProblem(v);
+  if (problem) throw new ConfigError(`${flag} ${JSON.stringify(value)}: ${problem}`);
+  const [y, m, d] = v.split('-').map(Number) as [number, number, number];
+  return [y, m, d];
 }
 
 /** `--month YYYY-MM`, or `--from/--to YYYY-MM-DD` (to is exclusive), in a time zone. */
@@ -49,7 +68,8 @@ export function resolvePeriod(opts: { month?: string; from?: string; to?: string
   if (opts.month !== undefined) {
     if (opts.from !== undefined || opts.to !== undefined) throw new ConfigError('give either --month or --from/--to, not both');
     const m = /^(\d{4})-(\d{2})$/.exec(opts.month.trim());
-    if (!m || Number(m[2]) < 1 || Number(m[2]) > 12) throw new ConfigError(`--month ${JSON.stringify(opts.month)} is not a month; use YYYY-MM, e.g. 2025-11`);
+    if (!m) throw new ConfigError(`--month ${JSON.stringify(opts.month)} is not a month; use YYYY-MM, e.g. 2025-11`);
+    if (Number(m[2]) < 1 || Number(m[2]) > 12) throw new ConfigError(`--month ${JSON.stringify(opts.month)}: there is no month ${m[2]}; use YYYY-MM with a month 01–12`);
     const y = Number(m[1]);
     const mo = Number(m[2]);
     return { label: opts.month.trim(), timezone: tz, start: localMidnight(y, mo, 1, tz), end: mo === 12 ? localMidnight(y + 1, 1, 1, tz) : localMidnight(y, mo + 1, 1, tz) };

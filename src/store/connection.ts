@@ -142,7 +142,8 @@ export function isPostgresUrl(database: string): boolean {
  */
 export async function openStore(database: string, opts: { readonly?: boolean; busyTimeoutMs?: number; passwordEnv?: string | undefined } = {}): Promise<Store> {
   if (isPostgresUrl(database)) {
-    const { openPostgresStore } = await import('./postgres.js');
+    const { assertPostgresReachable, openPostgresStore } = await import('./postgres.js');
+    await assertPostgresReachable(database, { passwordEnv: opts.passwordEnv });
     return openPostgresStore(database, { passwordEnv: opts.passwordEnv });
   }
   return openSqliteStore(database, opts);

@@ -95,3 +95,58 @@ export function openPostgresStore(url: string, auth: PostgresAuth = {}): Store {
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   return { db, path: displayUrl(url), dialect: 'postgres', close: () => db.destroy() };
 }
+
+/** Socket error codes, as a person reads them. */
+const NETWORK_REASONS: Record<string, string> = {
+  ECONNREFUSED: 'connection refused',
+  ENOTFOUND: 'host not found',
+  EAI_AGAIN: 'host name lookup failed',
+  ETIMEDOUT: 'timed out',
+  EHOSTUNREACH: 'host unreachable',
+  ENETUNREACH: 'network unreachable',
+  ECONNRESET: 'connection reset',
+  ENOENT: 'no such socket',
+};
+
+/** host:port of a postgres:// URL (5432 by default; a Unix socket by its folder). */
+function serverOf(url: string): string {
+  const parsed = parseUrl(url);
+  if (!parsed) return 'postgres://(unparseable URL)';
+  const { u } = parsed;
+  if (u.hostname === NO_HOST || u.hostname === '') return `the Unix socket in ${u.searchParams.get('host') ?? '(default folder)'}`;
+  return `${u.hostname}:${u.port || '5432'}`;
+}
+
+/**
+ * One line for a failure to connect (the server is down or unreachable, the login or the database
+ * is refused), naming the server and what to check; undefined for any other error. pg's texts
+ * name the user or the database, never the password.
+ */
+export function connectionProblem(url: string, err: unknown): string | undefined {
+  const e = err as { code?: unknown; message?: unknown };
+  const code = typeof e.code === 'string' ? e.code : '';
+  const text = typeof e.message === 'string' ? e.message : '';
+  const at = serverOf(url);
+  const reason = NETWORK_REASONS[code] ?? (/timeout/i.test(text) && /connect/i.test(text) ? 'timed out' : undefined);
+  if (reason) return `cannot reach the PostgreSQL database at ${at} (${reason}): check it is running and the URL in \`database\` (or --database)`;
+  if (code === '28P01' || code === '28000') return `the PostgreSQL server at ${at} refused the login (${text}): check the user in the URL and its password (databasePasswordEnv, PGPASSWORD or ~/.pgpass)`;
+  if (code === '3D000') return `the PostgreSQL server at ${at} has no such database (${text}): create it (createdb) or fix the URL in \`database\``;
+  return undefined;
+}
+
+/**
+ * Connects once before the store is used: a server that is down, a refused login or a missing
+ * database is one line naming host and port (a ConfigError, exit 2), instead of surfacing as the
+ * first query's failure ("migration (unknown) failed: connect ECONNREFUSED").
+ */
+export async function assertPostgresReachable(url: string, auth: PostgresAuth = {}): Promise<void> {
+  const client = new pg.Client({ connectionString: connectionString(url, auth), connectionTimeoutMillis: 15_000, application_name: 'callsync check' });
+  client.on('error', () => undefined);
+  try {
+    await client.connect();
+  } catch (err) {
+    throw new ConfigError(connectionProblem(url, err) ?? `database ${displayUrl(url)}: cannot connect (${(err as Error).message})`);
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+}

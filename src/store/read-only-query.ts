@@ -2,7 +2,7 @@ import SqliteDatabase from 'better-sqlite3';
 import pg from 'pg';
 import { ConfigError } from '../config/errors.js';
 import { isPostgresUrl } from './connection.js';
-import { connectionString, displayUrl } from './postgres.js';
+import { connectionProblem, connectionString, displayUrl } from './postgres.js';
 
 export interface QueryResult {
   columns: string[];
@@ -126,7 +126,7 @@ async function streamPostgres(url: string, text: string, sink: QuerySink, opts: 
   try {
     await client.connect();
   } catch (err) {
-    throw new ConfigError(`database ${displayUrl(url)} cannot be reached (${(err as Error).message})`);
+    throw new ConfigError(connectionProblem(url, err) ?? `database ${displayUrl(url)} cannot be reached (${(err as Error).message})`);
   }
   let interrupted = false;
   let backendPid: number | undefined;

@@ -10,21 +10,26 @@ import type { RuntimeClock } from './clock.js';
 
 export interface UsageFetch {
   usage: Map<string, UsageFigures>;
-  /** One line per app that could not be fetched, or whose echoed range differs from the one asked. */
+  /** One line per app whose figures could not be fetched (no key, a refused key, an unreachable API). */
+  failures: string[];
+  /** One line per app whose echoed range differs from the one asked (its figures are kept). */
   warnings: string[];
 }
 
 /**
- * Fetches the service's Usage Metrics of each configured app for the period. Errors are returned
- * as warnings (the export still shows our own figures); keys never appear in them.
+ * Fetches the service's Usage Metrics of each configured app for the period. An app that could not
+ * be fetched is a failure line naming it and its region (the caller decides: `export --with-usage`
+ * exits 1, since an export with the usage columns silently empty reads as "no usage"); keys never
+ * appear in them.
  */
 export async function fetchUsage(deps: { dispatcher: Dispatcher; clock: RuntimeClock }, settings: Settings, period: Period, appIds?: readonly string[]): Promise<UsageFetch> {
   const usage = new Map<string, UsageFigures>();
   const warnings: string[] = [];
+  const failures: string[] = [];
   const apps = settings.apps.filter((a) => !appIds?.length || appIds.includes(a.appId));
   for (const app of apps) {
     if (!app.apiKey) {
-      warnings.push(`app ${app.appId} (${app.region}): environment variable ${app.apiKeyEnv} is not set; usage not fetched`);
+      failures.push(`app ${app.appId} (${app.region}): environment variable ${app.apiKeyEnv} is not set; usage not fetched`);
       continue;
     }
     const http = new AppHttpClient({
@@ -43,8 +48,8 @@ export async function fetchUsage(deps: { dispatcher: Dispatcher; clock: RuntimeC
         warnings.push(`app ${app.appId} (${app.region}): the service echoed the range ${echoed.fromDate}–${echoed.toDate}, not ${period.start}–${period.end}; check usageTimestampUnit`);
       }
     } catch (err) {
-      warnings.push(err instanceof ApiError ? err.message : `app ${app.appId} (${app.region}): usage not fetched (${(err as Error).message})`);
+      failures.push(err instanceof ApiError ? err.message : `app ${app.appId} (${app.region}): usage not fetched (${(err as Error).message})`);
     }
   }
-  return { usage, warnings };
+  return { usage, failures, warnings };
 }

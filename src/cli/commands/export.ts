@@ -9,6 +9,9 @@ import { fetchUsage } from '../../sync/fetch-usage.js';
 import { openExistingStore } from '../open-existing.js';
 import { parseFormat, sanitizeForTerminal, writeOutput } from '../output.js';
 import { resolveDatabase } from '../database-path.js';
+import { emptyPeriodNote } from '../empty-period.js';
+import { EXIT } from '../exit-codes.js';
+import { assertKnownApps } from '../known-apps.js';
 
 interface ExportFlags {
   month?: string;
@@ -48,6 +51,9 @@ export function registerExport(program: Command): void {
       const store = await openExistingStore(database, { passwordEnv });
       let text: string;
       try {
+        await assertKnownApps(store.db, appIds, store.path);
+        const empty = await emptyPeriodNote(store.db, period, appIds);
+        if (empty) console.error(sanitizeForTerminal(empty, { singleLine: true }));
         if (flags.detail) {
           text = formatRows(await computeBillingDetail(store.db, period, { appIds }), BILLING_DETAIL_COLUMNS, format);
         } else {
@@ -60,6 +66,12 @@ export function registerExport(program: Command): void {
             try {
               const fetched = await fetchUsage({ dispatcher, clock: systemClock }, settings, period, appIds);
               for (const w of fetched.warnings) console.error(sanitizeForTerminal(`callsync: warning: ${w}`, { singleLine: true }));
+              if (fetched.failures.length) {
+                // Nothing is written: usage columns left empty would read as "the service counted nothing".
+                for (const f of fetched.failures) console.error(sanitizeForTerminal(`callsync: export billing --with-usage: ${f}; nothing written (run without --with-usage for our own figures)`, { singleLine: true }));
+                process.exitCode = EXIT.SYNC_FAILED;
+                return;
+              }
               rows = withUsage(rows, fetched.usage);
             } finally {
               await dispatcher.close();

@@ -4,9 +4,11 @@ import { reconcileReport, withTolerance, type ReconcileReport } from '../../reco
 import { isoUtc } from '../../export/period.js';
 import { EXIT } from '../exit-codes.js';
 import { openExistingStore } from '../open-existing.js';
-import { parseFormat, renderGrid, sanitizeForTerminal } from '../output.js';
+import { outputWidth, parseFormat, renderGrid, sanitizeForTerminal, wrapParagraph } from '../output.js';
+import { formatRows, type Cell } from '../../export/write-table.js';
 import { parseTimeArg } from '../parse-time.js';
 import { resolveDatabase } from '../database-path.js';
+import { assertKnownApps } from '../known-apps.js';
 
 interface ReconcileFlags {
   app?: string[];
@@ -20,24 +22,44 @@ interface ReconcileFlags {
   database?: string;
 }
 
+const SUMMARY_COLS = ['app_id', 'region', 'relation', 'calls', 'user_minutes', 'call_total_minutes', 'delta_minutes'] as const;
+const MISMATCH_COLS = ['app_id', 'session_id', 'type', 'status', 'started_at', 'user_minutes', 'call_audio_minutes', 'call_video_minutes', 'wall_clock_minutes', 'audio_delta_minutes', 'video_delta_minutes', 'issues'] as const;
+
+/**
+ * One CSV for both parts, told apart by its first column, `section`: `summary` rows (per app and
+ * relation) then `mismatch` rows (per call, worst first, relation `mismatch`). Its columns are the
+ * union of both tables; a column a section does not have is empty. Two tables with different headers in one stream, as
+ * before, parsed as neither; like `row_kind` in the billing export, a sum over a column is taken
+ * within one section.
+ */
+export const RECONCILE_CSV_COLUMNS = ['section', ...new Set([...SUMMARY_COLS, ...MISMATCH_COLS])] as const;
+
+function renderCsv(report: ReconcileReport): string {
+  const rows: Record<string, Cell>[] = [
+    ...report.summary.map((r) => ({ section: 'summary', ...Object.fromEntries(SUMMARY_COLS.map((c) => [c, r[c]])) })),
+    ...report.mismatches.map((r) => ({ section: 'mismatch', relation: 'mismatch', ...Object.fromEntries(MISMATCH_COLS.map((c) => [c, c === 'started_at' ? isoUtc(r.started_at) : r[c]])) })),
+  ];
+  return formatRows(rows, RECONCILE_CSV_COLUMNS as unknown as string[], 'csv');
+}
+
 function render(report: ReconcileReport, format: 'table' | 'csv' | 'json'): string {
   if (format === 'json') return `${JSON.stringify(report, null, 2)}\n`;
-  const summaryCols = ['app_id', 'region', 'relation', 'calls', 'user_minutes', 'call_total_minutes', 'delta_minutes'] as const;
-  const mismatchCols = ['app_id', 'session_id', 'type', 'status', 'started_at', 'user_minutes', 'call_audio_minutes', 'call_video_minutes', 'wall_clock_minutes', 'audio_delta_minutes', 'video_delta_minutes', 'issues'] as const;
-  const summary = renderGrid(summaryCols, report.summary.map((r) => summaryCols.map((c) => r[c])), format);
+  if (format === 'csv') return renderCsv(report);
+  const maxWidth = outputWidth();
+  const summary = renderGrid(SUMMARY_COLS, report.summary.map((r) => SUMMARY_COLS.map((c) => r[c])), format, { maxWidth });
   const mismatches = renderGrid(
-    mismatchCols,
-    report.mismatches.map((r) => mismatchCols.map((c) => (c === 'started_at' ? isoUtc(r.started_at) : r[c]))),
+    MISMATCH_COLS,
+    report.mismatches.map((r) => MISMATCH_COLS.map((c) => (c === 'started_at' ? isoUtc(r.started_at) : r[c]))),
     format,
+    { maxWidth },
   );
-  if (format === 'csv') return `${summary}\r\n${mismatches}`;
   const shown = report.mismatches.length < report.mismatchCount ? ` (the ${report.mismatches.length} worst shown; --limit for more)` : '';
   const raised = report.issueCounts.filter((i) => i.calls > 0);
-  const issues = raised.length ? `Calls per issue code (docs/schema.md explains each): ${raised.map((i) => `${i.issue} ${i.calls}`).join(', ')}\n` : '';
+  const issues = raised.length ? wrapParagraph(`Calls per issue code (docs/schema.md explains each): ${raised.map((i) => `${i.issue} ${i.calls}`).join(', ')}`, maxWidth) : '';
   const flagged = report.flaggedCalls
-    ? `${report.flaggedCalls} call(s) with implausible minutes (${report.flaggedUserMinutes.toFixed(2)} user-minutes) are flagged and kept out of the totals of billing exports.\n`
+    ? wrapParagraph(`${report.flaggedCalls} call(s) with implausible minutes (${report.flaggedUserMinutes.toFixed(2)} user-minutes) are flagged and kept out of the totals of billing exports.`, maxWidth)
     : '';
-  return `Reconciliation per app and relation (tolerance ${report.tolerance} min):\n${summary}\n${issues}${flagged}${report.mismatchCount} mismatch(es)${shown}${report.mismatchCount ? ', worst first:' : '.'}\n${report.mismatchCount ? mismatches : ''}`;
+  return `Reconciliation per app and relation (tolerance ${report.tolerance} min):\n${summary}\n${issues}${flagged}${wrapParagraph(`${report.mismatchCount} mismatch(es)${shown}${report.mismatchCount ? ', worst first:' : '.'}`, maxWidth)}${report.mismatchCount ? mismatches : ''}`;
 }
 
 export function registerReconcile(program: Command): void {
@@ -67,6 +89,7 @@ export function registerReconcile(program: Command): void {
       const { database, passwordEnv } = resolveDatabase(flags);
       const store = await openExistingStore(database, { passwordEnv });
       try {
+        await assertKnownApps(store.db, flags.app, store.path);
         const report = tolerance === undefined ? await reconcileReport(store.db, filter, limit) : await withTolerance(store.db, tolerance, (trx) => reconcileReport(trx, filter, limit));
         // Call fields (type, status, ids) come from the service: no escape sequence reaches the terminal.
         process.stdout.write(sanitizeForTerminal(render(report, format)));

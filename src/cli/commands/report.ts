@@ -7,7 +7,9 @@ import { renderReportHtml } from '../../report/render-html.js';
 import type { ReportData } from '../../report/report-data.js';
 import { isPostgresUrl, openStore } from '../../store/connection.js';
 import { resolveDatabase } from '../database-path.js';
-import { writeOutput } from '../output.js';
+import { emptyPeriodNote } from '../empty-period.js';
+import { assertKnownApps } from '../known-apps.js';
+import { sanitizeForTerminal, writeOutput } from '../output.js';
 
 interface ReportFlags {
   config: string;
@@ -41,6 +43,9 @@ export function registerReport(program: Command): void {
       const store = await openStore(path, { readonly: true, passwordEnv });
       let data: ReportData;
       try {
+        await assertKnownApps(store.db, flags.app, store.path);
+        const empty = await emptyPeriodNote(store.db, period, flags.app ?? []);
+        if (empty) console.error(sanitizeForTerminal(empty, { singleLine: true }));
         // The absolute path: the page travels by e-mail, and "calls.db" alone names no file. A URL
         // stays a URL (resolve() would mangle it); collectReportData masks its password.
         data = await collectReportData(store.db, period, { databasePath: isPostgresUrl(path) ? path : resolve(path), ...(flags.app ? { appIds: flags.app } : {}) });

@@ -3,8 +3,9 @@ import { ConfigError } from '../../config/errors.js';
 import { isoUtc } from '../../export/period.js';
 import { listRecentRuns } from '../../store/runs-repo.js';
 import { resolveDatabase } from '../database-path.js';
+import { assertKnownApps } from '../known-apps.js';
 import { openExistingStore } from '../open-existing.js';
-import { parseFormat, renderGrid, sanitizeForTerminal } from '../output.js';
+import { outputWidth, parseFormat, renderGrid, sanitizeForTerminal } from '../output.js';
 
 const COLUMNS = ['id', 'run', 'app', 'mode', 'status', 'started', 'seconds', 'pages', 'calls', 'written', 'from_list', 'get_call', 'requests', 'retries', 'rejected', 'error'] as const;
 
@@ -24,6 +25,7 @@ export function registerRuns(program: Command): void {
       const { database, passwordEnv } = resolveDatabase(flags);
       const store = await openExistingStore(database, { passwordEnv });
       try {
+        await assertKnownApps(store.db, flags.app ? [flags.app] : undefined, store.path);
         const runs = await listRecentRuns(store.db, limit, flags.app);
         const rows = runs.map((r) => [
           r.id, r.run_id.slice(0, 8), `${r.app_id} (${r.region})`, r.mode, r.status, isoUtc(r.started_at),
@@ -31,7 +33,7 @@ export function registerRuns(program: Command): void {
           r.detail_fetches, r.requests, r.retries, r.rejected, r.error,
         ]);
         // Run errors quote the service: JSON escapes ESC, and what it leaves raw (DEL, C1) is removed.
-        process.stdout.write(sanitizeForTerminal(format === 'json' ? `${JSON.stringify(runs, null, 2)}\n` : renderGrid(COLUMNS, rows, 'table')));
+        process.stdout.write(sanitizeForTerminal(format === 'json' ? `${JSON.stringify(runs, null, 2)}\n` : renderGrid(COLUMNS, rows, 'table', { maxWidth: outputWidth() })));
       } finally {
         await store.close();
       }
