@@ -2,8 +2,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
 export const REPO = fileURLToPath(new URL('../..', import.meta.url));
-const TSX = fileURLToPath(new URL('../../node_modules/tsx/dist/loader.mjs', import.meta.url));
-const MAIN = fileURLToPath(new URL('../../src/cli/main.ts', import.meta.url));
+/** The built CLI (test/global-setup.ts builds dist/ before the tests): what the `callsync` bin runs. */
+export const CLI_MAIN = fileURLToPath(new URL('../../dist/src/cli/main.js', import.meta.url));
 
 export interface CliResult {
   code: number | null;
@@ -12,9 +12,9 @@ export interface CliResult {
   stderr: string;
 }
 
-/** Starts the real CLI as a subprocess (TypeScript through tsx's loader, as `npm run callsync` does). */
+/** Starts the real CLI as a subprocess: the built JavaScript the `callsync` bin runs. */
 export function spawnCli(args: string[], env: Record<string, string> = {}, cwd = REPO): ChildProcess {
-  return spawn(process.execPath, ['--import', TSX, MAIN, ...args], {
+  return spawn(process.execPath, [CLI_MAIN, ...args], {
     cwd,
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', CALLSYNC_RETRY_BASE_MS: '5', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
