@@ -1,7 +1,6 @@
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import type { RetryReason } from '../store/retries-repo.js';
-import type { NewRejectedRow } from '../store/schema.js';
-import type { CallRows } from '../transform/call-rows.js';
+import type { CallRows, NewRejectedRow } from '../store/schema.js';
 
 /** One page's writes: they go in whole, in one transaction. */
 export interface PageWrite {
