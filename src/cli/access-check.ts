@@ -7,7 +7,7 @@ import { ChatApi } from '../source/chat-api.js';
 import { ApiError } from '../source/errors.js';
 import { AppHttpClient } from '../source/http-client.js';
 import { RequestPacer } from '../source/request-pacer.js';
-import type { RuntimeClock } from '../sync/clock.js';
+import type { Clock } from '../clock/clock.js';
 
 /**
  * `callsync check`: one cheap request per API and app, and what its answer means in words. The
@@ -98,7 +98,7 @@ async function verdict(err: unknown, app: AppSettings, baseUrl: string, field: '
 }
 
 /** Probes one app: List Calls (perPage=1) on the Calls API, one day of Usage Metrics on the Chat API. */
-export async function checkApp(deps: { dispatcher: Dispatcher; clock: RuntimeClock }, settings: Settings, app: AppSettings): Promise<CheckLine[]> {
+export async function checkApp(deps: { dispatcher: Dispatcher; clock: Clock }, settings: Settings, app: AppSettings): Promise<CheckLine[]> {
   const label = `${app.appId} (${app.region})`;
   const apiKey = app.apiKey;
   if (!apiKey) {

@@ -4,7 +4,7 @@ import { createLogger, LogOutput, type LogFormat, type Logger } from '../log/log
 import { existsSync } from 'node:fs';
 import { isPostgresUrl, openSqliteStore, openStore, type Store } from '../store/connection.js';
 import { migrateToLatest } from '../store/migrate.js';
-import { systemClock, type RuntimeClock } from '../sync/clock.js';
+import { systemClock, type Clock } from '../clock/clock.js';
 
 export interface Runtime {
   readonly store: Store;
@@ -12,7 +12,7 @@ export interface Runtime {
   readonly log: Logger;
   /** Where log lines are written: a live display redirects it while it is on screen. */
   readonly logOutput: LogOutput;
-  readonly clock: RuntimeClock;
+  readonly clock: Clock;
   close(): Promise<void>;
 }
 

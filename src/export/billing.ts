@@ -106,9 +106,11 @@ export async function staleApps(
   period: Period,
   opts: { appIds?: readonly string[]; apps?: readonly { appId: string; region: string }[]; nowSec?: number } = {},
 ): Promise<StaleApp[]> {
-  const nowSec = opts.nowSec ?? Math.floor(Date.now() / 1000);
+  const nowMs = opts.nowSec !== undefined ? opts.nowSec * 1000 : Date.now();
+  const nowSec = Math.floor(nowMs / 1000);
   const states = await db.selectFrom('sync_state').select(['app_id', 'region', 'last_success_at']).execute();
-  const runs = await lastRuns(db);
+  // The scheduler passes its clock's time: liveness of the last runs is judged at that same instant.
+  const runs = await lastRuns(db, nowMs);
   const keys = new Map<string, { app_id: string; region: string }>();
   for (const k of [...states, ...runs, ...(opts.apps ?? []).map((a) => ({ app_id: a.appId, region: a.region }))]) keys.set(JSON.stringify([k.app_id, k.region]), { app_id: k.app_id, region: k.region });
   const out: StaleApp[] = [];

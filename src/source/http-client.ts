@@ -3,7 +3,8 @@ import { redact, redactStrings, type Secret } from '../config/secret.js';
 import { ApiError, classify, isRetryable, readErrorBody, type ApiErrorKind } from './errors.js';
 import { capNesting } from './json-limits.js';
 import { describeNetworkError, timeoutProblem } from './network-errors.js';
-import type { Clock, RequestPacer } from './request-pacer.js';
+import type { Clock } from '../clock/clock.js';
+import type { RequestPacer } from './request-pacer.js';
 
 export type RequestKind = 'list' | 'get' | 'members' | 'stats';
 
@@ -36,7 +37,7 @@ export interface HttpClientOptions {
   readonly apiKey: Secret;
   readonly dispatcher: Dispatcher;
   readonly pacer: RequestPacer;
-  readonly clock: Clock & { random(): number };
+  readonly clock: Clock;
   readonly timeoutMs: number;
   readonly maxAttempts: number;
   readonly retryBaseMs: number;
@@ -180,7 +181,7 @@ export class AppHttpClient {
     // undici's headersTimeout/bodyTimeout only bound the wait for headers and between two chunks:
     // a server dripping one byte a second never trips them. This deadline covers the whole attempt.
     const deadline = new AbortController();
-    const timer = setTimeout(() => deadline.abort(), timeoutMs);
+    const timer = clock.setTimeout(() => deadline.abort(), timeoutMs);
     const signal = this.opts.signal ? AbortSignal.any([this.opts.signal, deadline.signal]) : deadline.signal;
     let res: Dispatcher.ResponseData;
     let bytes: Buffer;
@@ -205,7 +206,7 @@ export class AppHttpClient {
       const p = deadline.signal.aborted ? timeoutProblem(host, timeoutMs) : describeNetworkError(err, host, timeoutMs);
       return { kind: 'transient', detail: p.detail, reason: p.reason, advice: p.advice };
     } finally {
-      clearTimeout(timer);
+      timer.cancel();
     }
     const ok2xx = res.statusCode >= 200 && res.statusCode < 300;
     let decoded: string;

@@ -1,14 +1,10 @@
+import type { Clock } from '../clock/clock.js';
+
 /**
  * Keeps one app's requests under its requests-per-minute limit by spacing them evenly, so a normal
  * run never sees a 429 (issue 2). Even spacing, not a token bucket: the service counts requests in
  * a sliding minute, and a bucket's burst would overrun that window.
  */
-export interface Clock {
-  now(): number;
-  /** Resolves after `ms`; rejects early when `signal` aborts. */
-  sleep(ms: number, signal?: AbortSignal): Promise<void>;
-}
-
 /** Fraction of the configured limit used, leaving room for clock skew and arrival jitter. */
 export const PACING_HEADROOM = 0.97;
 
@@ -19,7 +15,7 @@ export class RequestPacer {
 
   constructor(
     requestsPerMinute: number,
-    private readonly clock: Clock,
+    private readonly clock: Pick<Clock, 'now' | 'sleep'>,
   ) {
     this.#intervalMs = 60_000 / (requestsPerMinute * PACING_HEADROOM);
   }

@@ -1,6 +1,5 @@
 import { CompiledQuery, type DialectAdapter, type Kysely, type QueryResult, type Transaction } from 'kysely';
-import type { CallRows } from '../transform/call-rows.js';
-import type { Database, NewCallRow, NewParticipantRow, NewRecordingRow, NewTranscriptionRow } from './schema.js';
+import type { CallRows, Database, NewCallRow, NewParticipantRow, NewRecordingRow, NewTranscriptionRow } from './schema.js';
 
 type Db = Kysely<Database> | Transaction<Database>;
 

@@ -126,11 +126,14 @@ export interface AppStatus {
   last_run_started_at: number | null;
 }
 
-/** The last run of each app and region (the newest by id), as readers should show it (see withLiveness). */
-export async function lastRuns(db: Db): Promise<Selectable<SyncRunsTable>[]> {
+/**
+ * The last run of each app and region (the newest by id), as readers should show it (see withLiveness).
+ * `nowMs` judges the leases: a use case passes its clock's reading; a reader command may leave the wall clock.
+ */
+export async function lastRuns(db: Db, nowMs = Date.now()): Promise<Selectable<SyncRunsTable>[]> {
   const newest = db.selectFrom('sync_runs').select((eb) => eb.fn.max('id').as('id')).groupBy(['app_id', 'region']);
   const rows = await db.selectFrom('sync_runs').selectAll().where('id', 'in', newest).execute();
-  return withLiveness(db, rows);
+  return withLiveness(db, rows, nowMs);
 }
 
 /** Per app and region found in the database: state, counts and the last finished (or running) run. */

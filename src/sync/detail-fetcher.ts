@@ -1,8 +1,8 @@
 import type pLimit from 'p-limit';
 import type { CallsApi, GetCallResult } from '../source/calls-api.js';
 import { ApiError } from '../source/errors.js';
-import type { NewRejectedRow } from '../store/schema.js';
-import { apiCallToRows, fingerprint, parseCall, type CallRows } from '../transform/call-rows.js';
+import type { CallRows, NewRejectedRow } from '../store/schema.js';
+import { apiCallToRows, fingerprint, parseCall } from '../transform/call-rows.js';
 import type { Logger } from '../log/logger.js';
 import type { PageWrite } from './page-writer.js';
 import type { Pending } from './page-planner.js';

@@ -6,7 +6,7 @@ import { ChatApi } from '../source/chat-api.js';
 import { ApiError } from '../source/errors.js';
 import { AppHttpClient } from '../source/http-client.js';
 import { RequestPacer } from '../source/request-pacer.js';
-import type { RuntimeClock } from './clock.js';
+import type { Clock } from '../clock/clock.js';
 
 export interface UsageFetch {
   usage: Map<string, UsageFigures>;
@@ -22,7 +22,7 @@ export interface UsageFetch {
  * exits 1, since an export with the usage columns silently empty reads as "no usage"); keys never
  * appear in them.
  */
-export async function fetchUsage(deps: { dispatcher: Dispatcher; clock: RuntimeClock }, settings: Settings, period: Period, appIds?: readonly string[]): Promise<UsageFetch> {
+export async function fetchUsage(deps: { dispatcher: Dispatcher; clock: Clock }, settings: Settings, period: Period, appIds?: readonly string[]): Promise<UsageFetch> {
   const usage = new Map<string, UsageFigures>();
   const warnings: string[] = [];
   const failures: string[] = [];

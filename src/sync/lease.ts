@@ -3,7 +3,7 @@ import { hostname } from 'node:os';
 import type { Kysely } from 'kysely';
 import { releaseLease, renewLease, takeOverLease, tryAcquireLease } from '../store/lease-repo.js';
 import type { Database, LeasesTable } from '../store/schema.js';
-import type { Clock } from '../source/request-pacer.js';
+import type { Clock, Timer } from '../clock/clock.js';
 
 /** How long a lease lasts without renewal: a crashed holder's lease is taken over after this. */
 export const DEFAULT_LEASE_TTL_MS = 60_000;
@@ -16,7 +16,7 @@ export type LeaseOutcome = { acquired: true; lease: HeldLease } | { acquired: fa
  * so the holder stops writing.
  */
 export class HeldLease {
-  readonly #timer: NodeJS.Timeout;
+  readonly #timer: Timer;
   readonly #lost = new AbortController();
 
   constructor(
@@ -26,8 +26,8 @@ export class HeldLease {
     private readonly clock: Clock,
     private readonly ttlMs: number,
   ) {
-    this.#timer = setInterval(() => void this.#renew(), Math.max(50, Math.floor(ttlMs / 3)));
-    this.#timer.unref();
+    // On the injected clock: a test clock advanced past a third of the TTL renews it at that instant.
+    this.#timer = clock.setInterval(() => this.#renew(), Math.max(50, Math.floor(ttlMs / 3)));
   }
 
   /** Aborted when the lease was lost to another process. */
@@ -44,7 +44,7 @@ export class HeldLease {
   }
 
   async release(): Promise<void> {
-    clearInterval(this.#timer);
+    this.#timer.cancel();
     await releaseLease(this.db, this.name, this.holder);
   }
 }

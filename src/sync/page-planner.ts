@@ -1,6 +1,7 @@
 import type { ApiCall } from '../source/schemas.js';
 import type { StoredCallState } from '../store/calls-repo.js';
-import { apiCallToRows, callTime, fingerprintJson, listEntryIsComplete, parseCall, receiverOf, type CallRows } from '../transform/call-rows.js';
+import { apiCallToRows, callTime, fingerprintJson, listEntryIsComplete, parseCall, receiverOf } from '../transform/call-rows.js';
+import type { CallRows } from '../store/schema.js';
 import { isFinalCall } from '../transform/call-status.js';
 import type { RecentCalls } from './recent-calls.js';
 

@@ -1,7 +1,7 @@
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import type { RetryReason } from '../store/retries-repo.js';
-import type { NewRejectedRow } from '../store/schema.js';
-import type { CallRows } from '../transform/call-rows.js';
+import type { Clock, Timer } from '../clock/clock.js';
+import type { CallRows, NewRejectedRow } from '../store/schema.js';
 
 /** One page's writes: they go in whole, in one transaction. */
 export interface PageWrite {
@@ -21,7 +21,7 @@ export interface PageWrite {
  */
 export const MIN_CALLS_PER_TRANSACTION = 1_000;
 export const MAX_CALLS_PER_TRANSACTION = 5_000;
-const MAX_WRITE_DELAY_MS = 250;
+export const MAX_WRITE_DELAY_MS = 250;
 
 function weight(w: PageWrite): number {
   return w.rows.length + w.rejects.length + w.notFoundIds.length + w.retries.length + w.cleared.length;
@@ -36,11 +36,14 @@ export class PageWriter {
   readonly #queue: PageWrite[] = [];
   #queuedWeight = 0;
   #running: Promise<void> | undefined;
-  #timer: NodeJS.Timeout | undefined;
+  #timer: Timer | undefined;
   #due = false;
   #failure: { err: unknown } | undefined;
 
-  constructor(private readonly commit: (batch: readonly PageWrite[]) => Promise<void>) {}
+  constructor(
+    private readonly commit: (batch: readonly PageWrite[]) => Promise<void>,
+    private readonly clock: Pick<Clock, 'setTimeout'>,
+  ) {}
 
   get queued(): number {
     return this.#queuedWeight;
@@ -67,14 +70,14 @@ export class PageWriter {
   #kick(): void {
     if (this.#running || this.#queue.length === 0) return;
     if (this.#due || this.#queuedWeight >= MIN_CALLS_PER_TRANSACTION) {
-      clearTimeout(this.#timer);
+      this.#timer?.cancel();
       this.#timer = undefined;
       this.#running = this.#drain().finally(() => {
         this.#running = undefined;
         this.#kick();
       });
     } else {
-      this.#timer ??= setTimeout(() => {
+      this.#timer ??= this.clock.setTimeout(() => {
         this.#timer = undefined;
         this.#due = true;
         this.#kick();

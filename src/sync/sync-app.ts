@@ -16,7 +16,7 @@ import { clearRetries, listRetries, recordRetries } from '../store/retries-repo.
 import { getSyncState, insertRejected, saveSyncState, startRun, updateRun } from '../store/runs-repo.js';
 import type { Database } from '../store/schema.js';
 import type { Logger } from '../log/logger.js';
-import { unixSeconds, type RuntimeClock } from './clock.js';
+import { unixSeconds, type Clock } from '../clock/clock.js';
 import { DetailFetcher } from './detail-fetcher.js';
 import { followUpFetches } from './follow-ups.js';
 import { proveIncrementalWindow } from './incremental-proof.js';
@@ -37,7 +37,7 @@ export function retryTo(onRetry: (e: AppRetryEvent) => void, app: { appId: strin
 export interface SyncDeps {
   readonly db: Kysely<Database>;
   readonly dispatcher: Dispatcher;
-  readonly clock: RuntimeClock;
+  readonly clock: Clock;
   readonly log: Logger;
 }
 
@@ -135,7 +135,7 @@ export async function syncApp(deps: SyncDeps, settings: Settings, app: AppSettin
       r.rejected += rejected;
       for (const w of batch) r.callsWritten += w.rows.length;
       progress();
-    });
+    }, clock);
     // The follow-up passes may ask for live and retry-listed calls: the fetcher notes which of these
     // it already asked in this run (a small set, whatever the size of the listing).
     const watch = backfill ? new Set<string>() : new Set([...liveBefore, ...(await listRetries(db, app.appId, app.region)).map((x) => x.sessionId)]);

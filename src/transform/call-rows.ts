@@ -1,6 +1,6 @@
 import { hash } from 'node:crypto';
 import { describeZodError, ApiCallSchema, type ApiCall, type ApiParticipant, type ApiRecording } from '../source/schemas.js';
-import type { NewCallRow, NewParticipantRow, NewRecordingRow, NewTranscriptionRow } from '../store/schema.js';
+import type { CallRows, NewCallRow, NewParticipantRow, NewRecordingRow, NewTranscriptionRow } from '../schema/database.js';
 import { isFinalCall } from './call-status.js';
 import { parseTimer } from './duration.js';
 
@@ -16,13 +16,6 @@ export interface CallRowContext {
   rawJson?: string;
   /** Why Get Call could not supply the details (the call is stored from its list entry). */
   detailError?: string | null;
-}
-
-export interface CallRows {
-  call: NewCallRow;
-  participants: NewParticipantRow[];
-  recordings: NewRecordingRow[];
-  transcriptions: NewTranscriptionRow[];
 }
 
 export type ParsedCall = { ok: true; call: ApiCall } | { ok: false; key: string; reason: string };

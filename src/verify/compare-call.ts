@@ -1,5 +1,5 @@
 import type { ApiCall } from '../source/schemas.js';
-import type { CallRows } from '../transform/call-rows.js';
+import type { CallRows } from '../store/schema.js';
 
 /**
  * Two minute figures are the same when within this: REAL columns round-trip exactly, but a figure

@@ -4,9 +4,9 @@ import type { CallsApi } from '../source/calls-api.js';
 import { ApiError } from '../source/errors.js';
 import { upsertCalls, markNotFound } from '../store/calls-repo.js';
 import { insertRejected } from '../store/runs-repo.js';
-import type { NewRejectedRow } from '../store/schema.js';
-import { unixSeconds } from '../sync/clock.js';
-import { apiCallToRows, fingerprint, parseCall, type CallRows } from '../transform/call-rows.js';
+import type { CallRows, NewRejectedRow } from '../store/schema.js';
+import { unixSeconds } from '../clock/clock.js';
+import { apiCallToRows, fingerprint, parseCall } from '../transform/call-rows.js';
 import { apiProblem, type VerifyDeps } from './verify-app.js';
 
 export interface ExtrasRefresh {

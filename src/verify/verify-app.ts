@@ -7,9 +7,9 @@ import { ApiError } from '../source/errors.js';
 import { AppHttpClient } from '../source/http-client.js';
 import { RequestPacer } from '../source/request-pacer.js';
 import type { ApiCall } from '../source/schemas.js';
-import type { Database } from '../store/schema.js';
-import { unixSeconds, type RuntimeClock } from '../sync/clock.js';
-import { apiCallToRows, callTime, fingerprintJson, parseCall, type CallRows } from '../transform/call-rows.js';
+import type { CallRows, Database } from '../store/schema.js';
+import { unixSeconds, type Clock } from '../clock/clock.js';
+import { apiCallToRows, callTime, fingerprintJson, parseCall } from '../transform/call-rows.js';
 import { callDifferences, carriesParticipants, carriesRecordings, type StoredChildren } from './compare-call.js';
 import { listWindow, looseEntryTime, type ListingOutcome } from './list-window.js';
 import { countStoredInWindow, loadLiveInWindow, loadRejectedKeys, loadStoredCalls, loadStoredChildren, type VerifyWindow } from './stored-state.js';
@@ -17,7 +17,7 @@ import { countStoredInWindow, loadLiveInWindow, loadRejectedKeys, loadStoredCall
 export interface VerifyDeps {
   readonly db: Kysely<Database>;
   readonly dispatcher: Dispatcher;
-  readonly clock: RuntimeClock;
+  readonly clock: Clock;
 }
 
 /** One app's comparison of the service's listing with the database, over one window. */

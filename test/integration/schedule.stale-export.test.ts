@@ -7,7 +7,7 @@ import { resolveConfig } from '../../src/config/load.js';
 import { silentLogger } from '../../src/log/logger.js';
 import type { Simulator } from '../../src/simulator/index.js';
 import { openStore } from '../../src/store/connection.js';
-import { systemClock, type RuntimeClock } from '../../src/sync/clock.js';
+import { systemClock, type Clock } from '../../src/clock/clock.js';
 import { runScheduledTick } from '../../src/sync/scheduled-tick.js';
 import { runCli } from '../helpers/cli.js';
 import { KEY_ENV, startTestSim, tempDir, TEST_KEY, testConfig } from '../helpers/harness.js';
@@ -54,7 +54,7 @@ describe('a scheduled billing export when one app failed to sync', () => {
     const today = new Date();
     const tickAt = Date.UTC(today.getUTCFullYear(), today.getUTCMonth() + 1, 1, 2);
     const startedAt = Date.now();
-    const clock: RuntimeClock = { ...systemClock, now: () => tickAt + (Date.now() - startedAt) };
+    const clock: Clock = { ...systemClock, now: () => tickAt + (Date.now() - startedAt) };
     const store = await openStore(db);
     const dispatcher = new Agent({ keepAliveTimeout: 5_000 });
     try {

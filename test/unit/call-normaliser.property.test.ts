@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { apiCallToRows, fingerprint, parseCall, type CallRows } from '../../src/transform/call-rows.js';
+import type { CallRows } from '../../src/store/schema.js';
+import { apiCallToRows, fingerprint, parseCall } from '../../src/transform/call-rows.js';
 
 /**
  * Property: the normaliser (parseCall, then apiCallToRows) never throws, whatever JSON it is given.

@@ -4,7 +4,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { upsertCalls } from '../../src/store/calls-repo.js';
 import { openSqliteStore, type Store } from '../../src/store/connection.js';
 import { migrateToLatest } from '../../src/store/migrate.js';
-import { apiCallToRows, parseCall, type CallRows } from '../../src/transform/call-rows.js';
+import type { CallRows } from '../../src/store/schema.js';
+import { apiCallToRows, parseCall } from '../../src/transform/call-rows.js';
 import { tempDir } from '../helpers/harness.js';
 
 /**

@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { Agent } from 'undici';
 import { ConfigError } from '../../config/errors.js';
 import { configPath, loadConfigFile } from '../../config/load.js';
-import { systemClock } from '../../sync/clock.js';
+import { systemClock } from '../../clock/clock.js';
 import { checkApp, CHECK_TIMEOUT_MS } from '../access-check.js';
 import { EXIT } from '../exit-codes.js';
 import { sanitizeForTerminal } from '../output.js';

@@ -4,7 +4,7 @@ import { loadConfigFile } from '../../config/load.js';
 import { BILLING_COLUMNS, BILLING_DETAIL_COLUMNS, computeBilling, computeBillingDetail, staleApps, withUsage } from '../../export/billing.js';
 import { resolvePeriod } from '../../export/period.js';
 import { formatRows } from '../../export/write-table.js';
-import { systemClock } from '../../sync/clock.js';
+import { systemClock } from '../../clock/clock.js';
 import { fetchUsage } from '../../sync/fetch-usage.js';
 import { openExistingStore } from '../open-existing.js';
 import { parseFormat, sanitizeForTerminal, writeOutput } from '../output.js';
