@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { validateSchedule } from '../../../jobs/nightly-sync.js';
+import { validateSchedule } from '../../schedule/nightly-sync.js';
 import { configPath, describeSettings, loadConfigFile } from '../../config/load.js';
 import { isPostgresUrl } from '../../store/connection.js';
 import { connectionString, maskDatabaseUrl } from '../../store/postgres.js';

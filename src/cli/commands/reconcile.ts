@@ -1,4 +1,6 @@
+import { existsSync } from 'node:fs';
 import type { Command } from 'commander';
+import { loadConfigFile } from '../../config/load.js';
 import { ConfigError } from '../../config/errors.js';
 import { reconcileReport, withTolerance, type ReconcileReport } from '../../reconcile/reconcile-report.js';
 import { isoUtc } from '../../export/period.js';
@@ -62,6 +64,13 @@ function render(report: ReconcileReport, format: 'table' | 'csv' | 'json'): stri
   return `Reconciliation per app and relation (tolerance ${report.tolerance} min):\n${summary}\n${issues}${flagged}${wrapParagraph(`${report.mismatchCount} mismatch(es)${shown}${report.mismatchCount ? ', worst first:' : '.'}`, maxWidth)}${report.mismatchCount ? mismatches : ''}`;
 }
 
+/** The config's `reconcileToleranceMinutes`, or undefined when --database is used without a config file. */
+function configuredTolerance(flags: ReconcileFlags): number | undefined {
+  const override = flags.database ?? process.env.CALLSYNC_DATABASE;
+  if (override !== undefined && !existsSync(flags.config)) return undefined;
+  return loadConfigFile(flags.config, process.env, flags.database ? { database: flags.database } : {}).reconcileToleranceMinutes;
+}
+
 export function registerReconcile(program: Command): void {
   program
     .command('reconcile')
@@ -87,10 +96,13 @@ export function registerReconcile(program: Command): void {
         ...(flags.to ? { to: parseTimeArg('--to', flags.to) } : {}),
       };
       const { database, passwordEnv } = resolveDatabase(flags);
+      // The tolerance is the flag's, else the config's (when there is one), not whatever the last
+      // sync stored: a config changed since then applies at once. Without a config, the database's.
+      const applied = tolerance ?? configuredTolerance(flags);
       const store = await openExistingStore(database, { passwordEnv });
       try {
         await assertKnownApps(store.db, flags.app, store.path);
-        const report = tolerance === undefined ? await reconcileReport(store.db, filter, limit) : await withTolerance(store.db, tolerance, (trx) => reconcileReport(trx, filter, limit));
+        const report = applied === undefined ? await reconcileReport(store.db, filter, limit) : await withTolerance(store.db, applied, (trx) => reconcileReport(trx, filter, limit));
         // Call fields (type, status, ids) come from the service: no escape sequence reaches the terminal.
         process.stdout.write(sanitizeForTerminal(render(report, format)));
         process.exitCode = flags.failOnMismatch && report.mismatchCount > 0 ? EXIT.SYNC_FAILED : EXIT.OK;

@@ -1,9 +1,9 @@
 import type { Command } from 'commander';
-import { scheduleNightlySync, validateSchedule } from '../../../jobs/nightly-sync.js';
+import { scheduleNightlySync, validateSchedule } from '../../schedule/nightly-sync.js';
 import { assertApiKeys } from '../../config/api-keys.js';
 import { configPath, loadConfigFile } from '../../config/load.js';
 import { formatAppSummary } from '../app-summary.js';
-import { runScheduledTick, type TickResult } from '../../sync/scheduled-tick.js';
+import { runScheduledTick, type TickResult } from '../../schedule/scheduled-tick.js';
 import { EXIT } from '../exit-codes.js';
 import { sanitizeForTerminal } from '../output.js';
 import { retryWarner } from '../progress.js';

@@ -5,9 +5,9 @@ import { previousMonth, resolvePeriod } from '../export/period.js';
 import { writeFileAtomic } from '../export/write-file.js';
 import { formatRows } from '../export/write-table.js';
 import { reconcileReport, type ReconcileReport } from '../reconcile/reconcile-report.js';
-import { unixSeconds } from './clock.js';
-import { runSyncCoordinated, type RunSummary } from './run-sync.js';
-import type { AppRetryEvent, SyncDeps } from './sync-app.js';
+import { unixSeconds } from '../sync/clock.js';
+import { runSyncCoordinated, type RunSummary } from '../sync/run-sync.js';
+import type { AppRetryEvent, SyncDeps } from '../sync/sync-app.js';
 
 export type TickResult =
   | { skipped: true; reason: string }

@@ -1,12 +1,12 @@
 import type { Dispatcher } from 'undici';
 import type { Settings } from '../config/load.js';
-import type { UsageFigures } from '../export/billing.js';
-import type { Period } from '../export/period.js';
+import type { UsageFigures } from './billing.js';
+import type { Period } from './period.js';
 import { ChatApi } from '../source/chat-api.js';
 import { ApiError } from '../source/errors.js';
 import { AppHttpClient } from '../source/http-client.js';
 import { RequestPacer } from '../source/request-pacer.js';
-import type { RuntimeClock } from './clock.js';
+import type { RuntimeClock } from '../sync/clock.js';
 
 export interface UsageFetch {
   usage: Map<string, UsageFigures>;
