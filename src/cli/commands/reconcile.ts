@@ -1,3 +1,4 @@
+import { readEnvironment, defaultConfigPath } from '../../config/environment.js';
 import { existsSync } from 'node:fs';
 import type { Command } from 'commander';
 import { loadConfigFile } from '../../config/load.js';
@@ -66,9 +67,9 @@ function render(report: ReconcileReport, format: 'table' | 'csv' | 'json'): stri
 
 /** The config's `reconcileToleranceMinutes`, or undefined when --database is used without a config file. */
 function configuredTolerance(flags: ReconcileFlags): number | undefined {
-  const override = flags.database ?? process.env.CALLSYNC_DATABASE;
+  const override = flags.database ?? readEnvironment().CALLSYNC_DATABASE;
   if (override !== undefined && !existsSync(flags.config)) return undefined;
-  return loadConfigFile(flags.config, process.env, flags.database ? { database: flags.database } : {}).reconcileToleranceMinutes;
+  return loadConfigFile(flags.config, readEnvironment(), flags.database ? { database: flags.database } : {}).reconcileToleranceMinutes;
 }
 
 export function registerReconcile(program: Command): void {
@@ -82,7 +83,7 @@ export function registerReconcile(program: Command): void {
     .option('--fail-on-mismatch', 'exit 1 when any call is a mismatch')
     .option('--tolerance <minutes>', 'override the tolerance for this report only')
     .option('--limit <n>', 'mismatches to list', '50')
-    .option('-c, --config <file>', 'config file (for its database)', process.env.CALLSYNC_CONFIG ?? 'callsync.config.json')
+    .option('-c, --config <file>', 'config file (for its database)', defaultConfigPath())
     .option('--database <path>', 'database file (overrides the config)')
     .action(async (flags: ReconcileFlags) => {
       const format = parseFormat(flags.format, ['table', 'csv', 'json']);
