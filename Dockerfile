@@ -6,7 +6,6 @@ WORKDIR /app
 COPY package.json package-lock.json tsconfig.json tsconfig.build.json ./
 COPY src ./src
 COPY migrations ./migrations
-COPY jobs ./jobs
 RUN npm ci --no-audit --no-fund --ignore-scripts && npm rebuild better-sqlite3 esbuild && npm run build
 
 # 2. deps: production dependencies only, better-sqlite3 compiled for this image.

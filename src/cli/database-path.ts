@@ -1,3 +1,4 @@
+import { readEnvironment } from '../config/environment.js';
 import { loadConfigFile } from '../config/load.js';
 
 /** The database a read command uses: --database, else CALLSYNC_DATABASE, else the config's. */
@@ -11,8 +12,8 @@ export function resolveDatabasePath(flags: { database?: string; config: string }
  * openExistingStore.
  */
 export function resolveDatabase(flags: { database?: string; config: string }): { database: string; passwordEnv?: string | undefined } {
-  const override = flags.database ?? process.env.CALLSYNC_DATABASE;
+  const override = flags.database ?? readEnvironment().CALLSYNC_DATABASE;
   if (override !== undefined) return { database: override };
-  const settings = loadConfigFile(flags.config, process.env);
+  const settings = loadConfigFile(flags.config, readEnvironment());
   return { database: settings.database, passwordEnv: settings.databasePasswordEnv };
 }

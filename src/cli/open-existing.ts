@@ -1,3 +1,4 @@
+import { readEnvironment } from '../config/environment.js';
 import { existsSync } from 'node:fs';
 import { ConfigError } from '../config/errors.js';
 import { busyTimeoutMs } from '../config/load.js';
@@ -10,7 +11,7 @@ import { migrateToLatest } from '../store/migrate.js';
  */
 export async function openExistingStore(path: string, opts: { passwordEnv?: string | undefined } = {}): Promise<Store> {
   if (!isPostgresUrl(path) && !existsSync(path)) throw new ConfigError(`database ${path} does not exist; run \`callsync sync\` first, or pass --database`);
-  const store = await openStore(path, { busyTimeoutMs: busyTimeoutMs(process.env), passwordEnv: opts.passwordEnv });
+  const store = await openStore(path, { busyTimeoutMs: busyTimeoutMs(readEnvironment()), passwordEnv: opts.passwordEnv, env: readEnvironment() });
   try {
     await migrateToLatest(store.db);
   } catch (err) {

@@ -1,3 +1,4 @@
+import { readEnvironment } from '../config/environment.js';
 import { Agent } from 'undici';
 import type { Settings } from '../config/load.js';
 import { createLogger, LogOutput, type LogFormat, type Logger } from '../log/logger.js';
@@ -25,7 +26,7 @@ export function setLogFormat(format: LogFormat | undefined): void {
 
 /** Builds the dependencies of one command from resolved settings; `close()` releases them all. */
 export async function openRuntime(settings: Settings, opts: { quiet?: boolean; readOnly?: boolean } = {}): Promise<Runtime> {
-  const store = opts.readOnly ? await openReadOnly(settings) : await openStore(settings.database, { busyTimeoutMs: settings.busyTimeoutMs, passwordEnv: settings.databasePasswordEnv });
+  const store = opts.readOnly ? await openReadOnly(settings) : await openStore(settings.database, { busyTimeoutMs: settings.busyTimeoutMs, passwordEnv: settings.databasePasswordEnv, env: readEnvironment() });
   const dispatcher = new Agent({
     // One keep-alive pool per origin, sized for the detail fetches plus the listing.
     connections: settings.concurrency + 2,
@@ -54,7 +55,7 @@ export async function openRuntime(settings: Settings, opts: { quiet?: boolean; r
  */
 async function openReadOnly(settings: Settings): Promise<Store> {
   if (isPostgresUrl(settings.database)) {
-    const pg = await openStore(settings.database, { passwordEnv: settings.databasePasswordEnv });
+    const pg = await openStore(settings.database, { passwordEnv: settings.databasePasswordEnv, env: readEnvironment() });
     // A database no sync has migrated yet holds nothing: read it as empty instead of creating tables.
     if ((await pg.db.introspection.getTables()).some((t) => t.name === 'sync_state')) return pg;
     await pg.close();

@@ -64,7 +64,6 @@ export function createLogger(level: string, destination?: DestinationStream | Lo
   return pino(options, escapeC1(sink));
 }
 
-// eslint-disable-next-line no-control-regex
 const C1 = /[\u007f-\u009f]/g;
 // eslint-disable-next-line no-control-regex
 const CONTROL = /[\u0000-\u001f\u007f-\u009f]/g;

@@ -1,8 +1,7 @@
 import { sql, type Kysely, type Transaction } from 'kysely';
 import type { Database } from '../store/schema.js';
+import { saveTolerance, TOLERANCE_SETTING } from '../store/settings-repo.js';
 import { ISSUE_CODES, type IssueCode, type ReconciliationAdditions } from './issue-codes.js';
-
-export const TOLERANCE_SETTING = 'reconcile_tolerance_minutes';
 
 export interface ReconcileFilter {
   appIds?: readonly string[];
@@ -55,15 +54,6 @@ export interface ReconcileReport {
 }
 
 type Db = Kysely<Database> | Transaction<Database>;
-
-/** Stores the tolerance the views apply (config `reconcileToleranceMinutes`). */
-export async function saveTolerance(db: Db, minutes: number): Promise<void> {
-  await db
-    .insertInto('callsync_settings')
-    .values({ key: TOLERANCE_SETTING, value: String(minutes) })
-    .onConflict((oc) => oc.column('key').doUpdateSet({ value: String(minutes) }))
-    .execute();
-}
 
 class Rollback<T> extends Error {
   constructor(readonly value: T) {

@@ -1,4 +1,3 @@
-import type { AppDataset } from './dataset.js';
 import { DEFAULT_UNUSABLE_ERROR_CODE } from './detail-quirks.js';
 import type { UnusableGetSpec } from './types.js';
 import type { WireObject } from './wire-call.js';
@@ -9,6 +8,24 @@ export interface DetailReply {
   body: string;
   contentType?: string;
   location?: string;
+}
+
+/**
+ * What a Get Call reply needs of the dataset (AppDataset has it all). An interface rather than an
+ * import of dataset.ts, which imports this module through detail-state.ts: no import cycle.
+ */
+export interface DetailDataset {
+  readonly indexCount: number;
+  readonly details: {
+    getReply(index: number, src: () => UnusableSource): DetailReply | 'not-found' | null;
+    isMarked(index: number): boolean;
+  };
+  sessionIdOf(index: number): string;
+  getWire(index: number): WireObject;
+  getCallBody(index: number): string | null;
+  isListed(index: number): boolean;
+  isNotFound(index: number): boolean;
+  isMalformed(index: number): boolean;
 }
 
 /** What an unusable answer needs of the dataset. */
@@ -64,7 +81,7 @@ export function unusableReply(spec: UnusableGetSpec, src: UnusableSource): Detai
  * The answer a detail quirk imposes on this Get Call request for call #index, 'not-found', or null
  * for the call's own body (AppDataset.getCallBody). Counts the request for a marked call.
  */
-export function detailGetReply(ds: AppDataset, index: number): DetailReply | 'not-found' | null {
+export function detailGetReply(ds: DetailDataset, index: number): DetailReply | 'not-found' | null {
   return ds.details.getReply(index, () => ({
     sessionId: ds.sessionIdOf(index),
     wire: () => ds.getWire(index),
@@ -73,7 +90,7 @@ export function detailGetReply(ds: AppDataset, index: number): DetailReply | 'no
 }
 
 /** The nearest older (else newer) call that Get answers whole, for 'other-session'. */
-function otherCall(ds: AppDataset, index: number): number {
+function otherCall(ds: DetailDataset, index: number): number {
   for (let d = 1; d < ds.indexCount; d++) {
     for (const j of [index - d, index + d]) {
       if (ds.isListed(j) && !ds.isNotFound(j) && !ds.isMalformed(j) && !ds.details.isMarked(j)) return j;

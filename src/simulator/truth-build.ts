@@ -1,8 +1,24 @@
-import type { AppDataset } from './dataset.js';
+import type { GroupDirectory } from './groups.js';
 import type { AppTruth, TruthCall } from './truth.js';
 
+/**
+ * What the truth is built from (AppDataset has it all). An interface rather than an import of
+ * dataset.ts, which imports this module: no import cycle.
+ */
+export interface TruthDataset {
+  readonly ctx: { appId: string; region: string };
+  readonly indexCount: number;
+  readonly groups: GroupDirectory;
+  readonly details: { unusablePending(): number[] };
+  sessionIdOf(index: number): string;
+  truthCall(index: number): TruthCall | null;
+  isRemoved(index: number): boolean;
+  isMalformed(index: number): boolean;
+  isNotFound(index: number): boolean;
+}
+
 /** Everything a perfect sync of the app ends with now (truth.ts), built by generating every call. */
-export function buildTruth(ds: AppDataset): AppTruth {
+export function buildTruth(ds: TruthDataset): AppTruth {
   const calls = new Map<string, TruthCall>();
   const notFound = new Set<string>();
   const malformed = new Set<string>();

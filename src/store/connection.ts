@@ -138,13 +138,14 @@ export function isPostgresUrl(database: string): boolean {
 
 /**
  * Opens the configured database: a `postgres://` URL, or else a SQLite file path. `passwordEnv` is
- * the config's `databasePasswordEnv`: the password of a URL without one (else pg reads PGPASSWORD).
+ * the config's `databasePasswordEnv`: the password of a URL without one (else pg reads PGPASSWORD),
+ * read from `env` (the caller's readEnvironment(): the store never reads the environment itself).
  */
-export async function openStore(database: string, opts: { readonly?: boolean; busyTimeoutMs?: number; passwordEnv?: string | undefined } = {}): Promise<Store> {
+export async function openStore(database: string, opts: { readonly?: boolean; busyTimeoutMs?: number; passwordEnv?: string | undefined; env?: Readonly<Record<string, string | undefined>> } = {}): Promise<Store> {
   if (isPostgresUrl(database)) {
     const { assertPostgresReachable, openPostgresStore } = await import('./postgres.js');
-    await assertPostgresReachable(database, { passwordEnv: opts.passwordEnv });
-    return openPostgresStore(database, { passwordEnv: opts.passwordEnv });
+    await assertPostgresReachable(database, { passwordEnv: opts.passwordEnv, env: opts.env });
+    return openPostgresStore(database, { passwordEnv: opts.passwordEnv, env: opts.env });
   }
   return openSqliteStore(database, opts);
 }

@@ -53,7 +53,7 @@ export function maskDatabaseUrl(database: string): string {
 export interface PostgresAuth {
   /** The config's `databasePasswordEnv`: the variable holding the password. */
   passwordEnv?: string | undefined;
-  /** The environment to read it from (process.env unless a test passes one). */
+  /** The environment to read it from: the CLI passes config's readEnvironment(); without one, the variable reads as unset. */
   env?: Readonly<Record<string, string | undefined>>;
 }
 
@@ -69,7 +69,7 @@ export function connectionString(url: string, auth: PostgresAuth = {}): string {
   if (!parsed) throw new ConfigError('database: not a valid postgres:// URL; write it as postgres://user@host:5432/database');
   const { u } = parsed;
   if (u.password || [...u.searchParams.keys()].some((k) => k.toLowerCase() === 'password')) return url;
-  const password = (auth.env ?? process.env)[auth.passwordEnv];
+  const password = auth.env?.[auth.passwordEnv];
   if (!password) throw new ConfigError(`database ${displayUrl(url)}: environment variable ${auth.passwordEnv} (databasePasswordEnv) is not set; export the database password in it`);
   // pg decodes the URL's password with decodeURIComponent; the setter alone would leave a % as is.
   u.password = encodeURIComponent(password);

@@ -18,6 +18,8 @@ export interface QueryOptions {
   timeoutSeconds?: number;
   /** PostgreSQL: the config's databasePasswordEnv, for a URL without a password. */
   passwordEnv?: string | undefined;
+  /** The environment `passwordEnv` is read from (config's readEnvironment()). */
+  env?: Readonly<Record<string, string | undefined>>;
   /** PostgreSQL: aborting cancels the statement on the server, then the query ends with QueryInterruptedError. */
   signal?: AbortSignal;
 }
@@ -117,7 +119,7 @@ function firstTokenOffset(text: string): number {
  * rolled back. Rows are fetched in batches: memory stays flat whatever the result's size.
  */
 async function streamPostgres(url: string, text: string, sink: QuerySink, opts: QueryOptions & { limit: number }): Promise<QuerySummary> {
-  const config: pg.ClientConfig = { connectionString: connectionString(url, { passwordEnv: opts.passwordEnv }), application_name: 'callsync query', connectionTimeoutMillis: 15_000 };
+  const config: pg.ClientConfig = { connectionString: connectionString(url, { passwordEnv: opts.passwordEnv, env: opts.env }), application_name: 'callsync query', connectionTimeoutMillis: 15_000 };
   const signal = opts.signal;
   if (signal?.aborted) throw new QueryInterruptedError('query: interrupted before it started');
   const client = new pg.Client(config);

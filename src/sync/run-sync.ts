@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
 import pLimit from 'p-limit';
 import type { Settings } from '../config/load.js';
-import { saveTolerance } from '../reconcile/reconcile-report.js';
+import { saveTolerance } from '../store/settings-repo.js';
 import { PostgresAdapter } from 'kysely';
 import { migrateToLatest } from '../store/migrate.js';
 import { markTickDone, tickDone } from '../store/ticks-repo.js';

@@ -10,7 +10,6 @@ import { ApiError } from '../source/errors.js';
 import { AppHttpClient, type RetryEvent } from '../source/http-client.js';
 import { CallListing, type ListingOutcome } from '../source/paginate-calls.js';
 import { RequestPacer } from '../source/request-pacer.js';
-import type { ApiCall } from '../source/schemas.js';
 import { hasStoredCalls, upsertCalls, loadCallStates, listLiveCalls, markNotFound, type StoredCallState } from '../store/calls-repo.js';
 import { clearRetries, listRetries, recordRetries } from '../store/retries-repo.js';
 import { getSyncState, insertRejected, saveSyncState, startRun, updateRun } from '../store/runs-repo.js';

@@ -1,3 +1,4 @@
+import { readEnvironment } from '../../config/environment.js';
 import type { Command } from 'commander';
 import { Agent } from 'undici';
 import { ConfigError } from '../../config/errors.js';
@@ -14,8 +15,8 @@ export function registerCheck(program: Command): void {
     .option('-c, --config <file>', 'config file (default: $CALLSYNC_CONFIG or callsync.config.json)')
     .option('--app <appId...>', 'check only these apps')
     .action(async (flags: { config?: string; app?: string[] }) => {
-      const cfgPath = configPath(flags.config, process.env);
-      const settings = loadConfigFile(cfgPath, process.env);
+      const cfgPath = configPath(flags.config, readEnvironment());
+      const settings = loadConfigFile(cfgPath, readEnvironment());
       const unknown = (flags.app ?? []).filter((id) => !settings.apps.some((a) => a.appId === id));
       if (unknown.length) throw new ConfigError(`--app ${unknown.join(', ')}: not in ${cfgPath}; configured apps: ${settings.apps.map((a) => a.appId).join(', ')}`);
       const apps = settings.apps.filter((a) => !flags.app?.length || flags.app.includes(a.appId));

@@ -1,5 +1,6 @@
+import { readEnvironment } from '../../config/environment.js';
 import type { Command } from 'commander';
-import { validateSchedule } from '../../../jobs/nightly-sync.js';
+import { validateSchedule } from '../../schedule/nightly-sync.js';
 import { configPath, describeSettings, loadConfigFile } from '../../config/load.js';
 import { isPostgresUrl } from '../../store/connection.js';
 import { connectionString, maskDatabaseUrl } from '../../store/postgres.js';
@@ -13,8 +14,8 @@ export function registerConfig(program: Command): void {
     .option('-c, --config <file>', 'config file (default: $CALLSYNC_CONFIG or callsync.config.json)')
     .option('--database <path>', 'database file (overrides config and CALLSYNC_DATABASE)')
     .action((flags: { config?: string; database?: string }) => {
-      const path = configPath(flags.config, process.env);
-      const settings = loadConfigFile(path, process.env, flags.database ? { database: flags.database } : {});
+      const path = configPath(flags.config, readEnvironment());
+      const settings = loadConfigFile(path, readEnvironment(), flags.database ? { database: flags.database } : {});
       validateSchedule(settings.schedule);
       // A postgres:// URL may carry its password: shown as postgres://user:***@host/db.
       process.stdout.write(`${JSON.stringify({ ...describeSettings(settings), database: maskDatabaseUrl(settings.database) }, null, 2)}\n`);
@@ -22,7 +23,7 @@ export function registerConfig(program: Command): void {
       if (isPostgresUrl(settings.database)) {
         try {
           // Throws, naming the variable only, when databasePasswordEnv is set and its variable is not.
-          connectionString(settings.database, { passwordEnv: settings.databasePasswordEnv });
+          connectionString(settings.database, { passwordEnv: settings.databasePasswordEnv, env: readEnvironment() });
         } catch (err) {
           problems.push((err as Error).message);
         }

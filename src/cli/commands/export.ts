@@ -1,3 +1,4 @@
+import { readEnvironment, defaultConfigPath } from '../../config/environment.js';
 import type { Command } from 'commander';
 import { Agent } from 'undici';
 import { loadConfigFile } from '../../config/load.js';
@@ -5,7 +6,7 @@ import { BILLING_COLUMNS, BILLING_DETAIL_COLUMNS, computeBilling, computeBilling
 import { resolvePeriod } from '../../export/period.js';
 import { formatRows } from '../../export/write-table.js';
 import { systemClock } from '../../clock/clock.js';
-import { fetchUsage } from '../../sync/fetch-usage.js';
+import { fetchUsage } from '../../export/fetch-usage.js';
 import { openExistingStore } from '../open-existing.js';
 import { parseFormat, sanitizeForTerminal, writeOutput } from '../output.js';
 import { resolveDatabase } from '../database-path.js';
@@ -41,7 +42,7 @@ export function registerExport(program: Command): void {
     .option('--out <file>', 'output file (default stdout)')
     .option('--with-usage', "add the service's Usage Metrics for the period and their deltas (needs the apps' keys)")
     .option('--detail', 'one line per call with its reconciliation instead of the totals')
-    .option('-c, --config <file>', 'config file', process.env.CALLSYNC_CONFIG ?? 'callsync.config.json')
+    .option('-c, --config <file>', 'config file', defaultConfigPath())
     .option('--database <path>', 'database file (overrides the config)')
     .action(async (flags: ExportFlags) => {
       const format = parseFormat(flags.format, ['csv', 'json']) as 'csv' | 'json';
@@ -61,7 +62,7 @@ export function registerExport(program: Command): void {
           for (const a of stale) console.error(sanitizeForTerminal(`callsync: warning: ${a.app_id} (${a.region}) is stale, its rows are marked stale=1: ${a.reason}`, { singleLine: true }));
           let rows = await computeBilling(store.db, period, { appIds, stale });
           if (flags.withUsage) {
-            const settings = loadConfigFile(flags.config, process.env);
+            const settings = loadConfigFile(flags.config, readEnvironment());
             const dispatcher = new Agent({ keepAliveTimeout: 5_000 });
             try {
               const fetched = await fetchUsage({ dispatcher, clock: systemClock }, settings, period, appIds);

@@ -1,3 +1,4 @@
+import { readEnvironment } from '../../config/environment.js';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { Command } from 'commander';
@@ -68,7 +69,7 @@ export function registerInit(program: Command): void {
     .option('--region <region>', `region of the app: ${REGIONS.join(', ')}`)
     .option('--key-env <name>', `name of the environment variable holding the REST API key (default ${PLACEHOLDERS.apiKeyEnv})`)
     .action(async (flags: InitFlags) => {
-      const path = configPath(flags.config, process.env);
+      const path = configPath(flags.config, readEnvironment());
       const given: Partial<Record<Field, string>> = {};
       for (const [field, value] of [['appId', flags.appId], ['region', flags.region], ['apiKeyEnv', flags.keyEnv]] as const) {
         if (value === undefined) continue;

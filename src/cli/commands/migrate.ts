@@ -1,3 +1,4 @@
+import { defaultConfigPath, readEnvironment } from '../../config/environment.js';
 import type { Command } from 'commander';
 import { openStore } from '../../store/connection.js';
 import { migrateToLatest } from '../../store/migrate.js';
@@ -7,11 +8,11 @@ export function registerMigrate(program: Command): void {
   program
     .command('migrate')
     .description('create or upgrade the database schema (sync does this by itself)')
-    .option('-c, --config <file>', 'config file', process.env.CALLSYNC_CONFIG ?? 'callsync.config.json')
+    .option('-c, --config <file>', 'config file', defaultConfigPath())
     .option('--database <path>', 'database file (overrides the config)')
     .action(async (flags: { config: string; database?: string }) => {
       const { database: path, passwordEnv } = resolveDatabase(flags);
-      const store = await openStore(path, { passwordEnv });
+      const store = await openStore(path, { passwordEnv, env: readEnvironment() });
       try {
         const result = await migrateToLatest(store.db);
         const applied = result.results?.filter((r) => r.status === 'Success').map((r) => r.migrationName) ?? [];

@@ -1,3 +1,4 @@
+import { readEnvironment, defaultConfigPath } from '../../config/environment.js';
 import { existsSync, readFileSync } from 'node:fs';
 import { once } from 'node:events';
 import type { Command } from 'commander';
@@ -17,7 +18,7 @@ export function registerQuery(program: Command): void {
     .option('-f, --file <file>', 'read the statement from a file')
     .option('--format <format>', 'table, csv or json', 'table')
     .option('--limit <rows>', 'print at most this many rows (0: no limit); more are announced on stderr', String(DEFAULT_QUERY_LIMIT))
-    .option('-c, --config <file>', 'config file (for its database, queryTimeoutSeconds and databasePasswordEnv)', process.env.CALLSYNC_CONFIG ?? 'callsync.config.json')
+    .option('-c, --config <file>', 'config file (for its database, queryTimeoutSeconds and databasePasswordEnv)', defaultConfigPath())
     .option('--database <path>', 'database file or postgres:// URL (overrides the config)')
     .action(async (text: string | undefined, flags: { file?: string; format: string; limit: string; config: string; database?: string }) => {
       const format = parseFormat(flags.format, ['table', 'csv', 'json']);
@@ -34,9 +35,9 @@ export function registerQuery(program: Command): void {
       }
       // The config is read when it names the database, and whenever it exists (queryTimeoutSeconds,
       // databasePasswordEnv); --database and CALLSYNC_DATABASE override its database as for sync.
-      const override = flags.database ?? process.env.CALLSYNC_DATABASE;
+      const override = flags.database ?? readEnvironment().CALLSYNC_DATABASE;
       const settings: Settings | undefined =
-        override === undefined || existsSync(flags.config) ? loadConfigFile(flags.config, process.env, flags.database ? { database: flags.database } : {}) : undefined;
+        override === undefined || existsSync(flags.config) ? loadConfigFile(flags.config, readEnvironment(), flags.database ? { database: flags.database } : {}) : undefined;
       const database = settings?.database ?? override!;
       // Ctrl-C cancels the statement on the PostgreSQL server (a second one exits at once). SQLite
       // keeps the default: the process ends, and a read-only connection leaves nothing behind.
@@ -47,6 +48,7 @@ export function registerQuery(program: Command): void {
           limit,
           timeoutSeconds: settings?.queryTimeoutSeconds,
           passwordEnv: settings?.databasePasswordEnv,
+          env: readEnvironment(),
           ...(signals ? { signal: signals.signal } : {}),
         });
         await out.end();

@@ -1,4 +1,7 @@
+import { readEnvironment, defaultConfigPath } from '../../config/environment.js';
+import { existsSync } from 'node:fs';
 import type { Command } from 'commander';
+import { loadConfigFile } from '../../config/load.js';
 import { ConfigError } from '../../config/errors.js';
 import { reconcileReport, withTolerance, type ReconcileReport } from '../../reconcile/reconcile-report.js';
 import { isoUtc } from '../../export/period.js';
@@ -62,6 +65,13 @@ function render(report: ReconcileReport, format: 'table' | 'csv' | 'json'): stri
   return `Reconciliation per app and relation (tolerance ${report.tolerance} min):\n${summary}\n${issues}${flagged}${wrapParagraph(`${report.mismatchCount} mismatch(es)${shown}${report.mismatchCount ? ', worst first:' : '.'}`, maxWidth)}${report.mismatchCount ? mismatches : ''}`;
 }
 
+/** The config's `reconcileToleranceMinutes`, or undefined when --database is used without a config file. */
+function configuredTolerance(flags: ReconcileFlags): number | undefined {
+  const override = flags.database ?? readEnvironment().CALLSYNC_DATABASE;
+  if (override !== undefined && !existsSync(flags.config)) return undefined;
+  return loadConfigFile(flags.config, readEnvironment(), flags.database ? { database: flags.database } : {}).reconcileToleranceMinutes;
+}
+
 export function registerReconcile(program: Command): void {
   program
     .command('reconcile')
@@ -73,7 +83,7 @@ export function registerReconcile(program: Command): void {
     .option('--fail-on-mismatch', 'exit 1 when any call is a mismatch')
     .option('--tolerance <minutes>', 'override the tolerance for this report only')
     .option('--limit <n>', 'mismatches to list', '50')
-    .option('-c, --config <file>', 'config file (for its database)', process.env.CALLSYNC_CONFIG ?? 'callsync.config.json')
+    .option('-c, --config <file>', 'config file (for its database)', defaultConfigPath())
     .option('--database <path>', 'database file (overrides the config)')
     .action(async (flags: ReconcileFlags) => {
       const format = parseFormat(flags.format, ['table', 'csv', 'json']);
@@ -87,10 +97,13 @@ export function registerReconcile(program: Command): void {
         ...(flags.to ? { to: parseTimeArg('--to', flags.to) } : {}),
       };
       const { database, passwordEnv } = resolveDatabase(flags);
+      // The tolerance is the flag's, else the config's (when there is one), not whatever the last
+      // sync stored: a config changed since then applies at once. Without a config, the database's.
+      const applied = tolerance ?? configuredTolerance(flags);
       const store = await openExistingStore(database, { passwordEnv });
       try {
         await assertKnownApps(store.db, flags.app, store.path);
-        const report = tolerance === undefined ? await reconcileReport(store.db, filter, limit) : await withTolerance(store.db, tolerance, (trx) => reconcileReport(trx, filter, limit));
+        const report = applied === undefined ? await reconcileReport(store.db, filter, limit) : await withTolerance(store.db, applied, (trx) => reconcileReport(trx, filter, limit));
         // Call fields (type, status, ids) come from the service: no escape sequence reaches the terminal.
         process.stdout.write(sanitizeForTerminal(render(report, format)));
         process.exitCode = flags.failOnMismatch && report.mismatchCount > 0 ? EXIT.SYNC_FAILED : EXIT.OK;

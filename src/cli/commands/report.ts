@@ -1,3 +1,4 @@
+import { defaultConfigPath, readEnvironment } from '../../config/environment.js';
 import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import type { Command } from 'commander';
@@ -31,7 +32,7 @@ export function registerReport(program: Command): void {
     .option('--to <date>', 'the day after the last one (YYYY-MM-DD, exclusive)')
     .option('--timezone <tz>', 'IANA time zone of the period and its days', 'UTC')
     .option('--app <appId...>', 'report only these apps (default: every app in the database)')
-    .option('-c, --config <file>', 'config file (for its database path)', process.env.CALLSYNC_CONFIG ?? 'callsync.config.json')
+    .option('-c, --config <file>', 'config file (for its database path)', defaultConfigPath())
     .option('--database <path>', 'database file (overrides the config)')
     .option('-o, --out <file>', 'the HTML file to write (- for stdout; default report-<period>.html in the current folder)')
     .action(async (flags: ReportFlags) => {
@@ -40,7 +41,7 @@ export function registerReport(program: Command): void {
       const { database: path, passwordEnv } = resolveDatabase(flags);
       // Read-only, unlike `export`, which migrates: a report never changes the database it
       // describes, and so also runs on a read-only copy (an old schema gets a one-line ConfigError).
-      const store = await openStore(path, { readonly: true, passwordEnv });
+      const store = await openStore(path, { readonly: true, passwordEnv, env: readEnvironment() });
       let data: ReportData;
       try {
         await assertKnownApps(store.db, flags.app, store.path);

@@ -1,3 +1,4 @@
+import { defaultConfigPath } from '../../config/environment.js';
 import type { Command } from 'commander';
 import { ConfigError } from '../../config/errors.js';
 import { isoUtc } from '../../export/period.js';
@@ -16,7 +17,7 @@ export function registerRuns(program: Command): void {
     .option('--limit <n>', 'how many', '20')
     .option('--app <appId>', 'only this app')
     .option('--format <format>', 'table or json', 'table')
-    .option('-c, --config <file>', 'config file (for its database)', process.env.CALLSYNC_CONFIG ?? 'callsync.config.json')
+    .option('-c, --config <file>', 'config file (for its database)', defaultConfigPath())
     .option('--database <path>', 'database file (overrides the config)')
     .action(async (flags: { limit: string; app?: string; format: string; config: string; database?: string }) => {
       const format = parseFormat(flags.format, ['table', 'json']);

@@ -1,9 +1,10 @@
+import { readEnvironment } from '../../config/environment.js';
 import type { Command } from 'commander';
-import { scheduleNightlySync, validateSchedule } from '../../../jobs/nightly-sync.js';
+import { scheduleNightlySync, validateSchedule } from '../../schedule/nightly-sync.js';
 import { assertApiKeys } from '../../config/api-keys.js';
 import { configPath, loadConfigFile } from '../../config/load.js';
 import { formatAppSummary } from '../app-summary.js';
-import { runScheduledTick, type TickResult } from '../../sync/scheduled-tick.js';
+import { runScheduledTick, type TickResult } from '../../schedule/scheduled-tick.js';
 import { EXIT } from '../exit-codes.js';
 import { sanitizeForTerminal } from '../output.js';
 import { retryWarner } from '../progress.js';
@@ -42,7 +43,7 @@ export function registerSchedule(program: Command): void {
     .option('--tick-key <key>', 'with --run-now: PostgreSQL workers given the same key sync each app once')
     .option('-q, --quiet', 'print only failures')
     .action(async (flags: { config?: string; database?: string; logLevel?: string; runNow?: boolean; quiet?: boolean; tickKey?: string }) => {
-      const settings = loadConfigFile(configPath(flags.config, process.env), process.env, {
+      const settings = loadConfigFile(configPath(flags.config, readEnvironment()), readEnvironment(), {
         ...(flags.database ? { database: flags.database } : {}),
         ...(flags.logLevel ? { logLevel: flags.logLevel } : {}),
       });

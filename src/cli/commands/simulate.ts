@@ -1,3 +1,4 @@
+import { readEnvironment } from '../../config/environment.js';
 import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import { ConfigError } from '../../config/errors.js';
@@ -80,7 +81,7 @@ export function registerSimulate(program: Command): void {
     .action(async (flags: SimulateFlags, cmd: Command) => {
       // The simulator's key is not a secret (it guards a fake); it still comes from the environment
       // so the same config works against the simulator and the service.
-      const apiKey = process.env[SIM_KEY_ENV]?.trim() || SIM_DEFAULT_KEY;
+      const apiKey = readEnvironment()[SIM_KEY_ENV]?.trim() || SIM_DEFAULT_KEY;
       const given = (flag: string): boolean => cmd.getOptionValueSource(flag) === 'cli';
       const { apps, now, port, database } = plan(flags, given, apiKey);
       let faults: FaultProfile = {};

@@ -1,3 +1,4 @@
+import { readEnvironment } from '../../config/environment.js';
 import { existsSync } from 'node:fs';
 import type { Command } from 'commander';
 import { ConfigError } from '../../config/errors.js';
@@ -29,9 +30,9 @@ interface Target {
 
 /** The config when it exists (its apps and database), else --database / CALLSYNC_DATABASE alone. */
 function target(flags: StateFlags): Target {
-  const cfgPath = configPath(flags.config, process.env);
-  const override = flags.database ?? process.env.CALLSYNC_DATABASE;
-  const settings = override === undefined || existsSync(cfgPath) ? loadConfigFile(cfgPath, process.env, flags.database ? { database: flags.database } : {}) : undefined;
+  const cfgPath = configPath(flags.config, readEnvironment());
+  const override = flags.database ?? readEnvironment().CALLSYNC_DATABASE;
+  const settings = override === undefined || existsSync(cfgPath) ? loadConfigFile(cfgPath, readEnvironment(), flags.database ? { database: flags.database } : {}) : undefined;
   return { settings, database: settings?.database ?? override!, passwordEnv: flags.database ? undefined : settings?.databasePasswordEnv, cfgPath };
 }
 

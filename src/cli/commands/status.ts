@@ -1,3 +1,4 @@
+import { readEnvironment } from '../../config/environment.js';
 import { existsSync } from 'node:fs';
 import type { Command } from 'commander';
 import { configPath, loadConfigFile, type Settings } from '../../config/load.js';
@@ -20,9 +21,9 @@ export function registerStatus(program: Command): void {
     .option('--database <path>', 'database file (overrides the config)')
     .action(async (flags: { format: string; config?: string; database?: string }) => {
       const format = parseFormat(flags.format, ['table', 'json']);
-      const cfg = configPath(flags.config, process.env);
-      const settings: Settings | undefined = existsSync(cfg) ? loadConfigFile(cfg, process.env, flags.database ? { database: flags.database } : {}) : undefined;
-      const path = flags.database ?? settings?.database ?? process.env.CALLSYNC_DATABASE ?? 'data/callsync.db';
+      const cfg = configPath(flags.config, readEnvironment());
+      const settings: Settings | undefined = existsSync(cfg) ? loadConfigFile(cfg, readEnvironment(), flags.database ? { database: flags.database } : {}) : undefined;
+      const path = flags.database ?? settings?.database ?? readEnvironment().CALLSYNC_DATABASE ?? 'data/callsync.db';
       if (!isPostgresUrl(path) && !existsSync(path)) {
         // Before the first sync there is nothing wrong to report (a fresh container is healthy).
         console.log(`no database at ${path} yet: never synced${settings ? ` (${settings.apps.length} app(s) configured)` : ''}`);

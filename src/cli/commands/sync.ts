@@ -1,3 +1,4 @@
+import { readEnvironment } from '../../config/environment.js';
 import { existsSync } from 'node:fs';
 import type { Command } from 'commander';
 import { isPostgresUrl } from '../../store/connection.js';
@@ -56,8 +57,8 @@ export function registerSync(program: Command): void {
     .option('--json', 'print one JSON summary object per app on stdout (one a line) and nothing else there; no progress display')
     .option('--dry-run', 'list what a sync would fetch (List Calls only: no Get Call, no writes, no lease) and say so per app')
     .action(async (flags: SyncFlags) => {
-      const cfgPath = configPath(flags.config, process.env);
-      const settings = loadConfigFile(cfgPath, process.env, { ...(flags.database ? { database: flags.database } : {}), ...(flags.logLevel ? { logLevel: flags.logLevel } : {}) });
+      const cfgPath = configPath(flags.config, readEnvironment());
+      const settings = loadConfigFile(cfgPath, readEnvironment(), { ...(flags.database ? { database: flags.database } : {}), ...(flags.logLevel ? { logLevel: flags.logLevel } : {}) });
       const since = flags.since !== undefined ? parseTimeArg('--since', flags.since) : undefined;
       const until = flags.until !== undefined ? parseTimeArg('--until', flags.until) : undefined;
       if (since !== undefined && until !== undefined && since >= until) throw new ConfigError('--since must be before --until');

@@ -1,3 +1,4 @@
+import { readEnvironment } from '../../config/environment.js';
 import { existsSync } from 'node:fs';
 import type { Command } from 'commander';
 import { ConfigError } from '../../config/errors.js';
@@ -126,8 +127,8 @@ export function registerVerify(program: Command): void {
       const since = flags.since !== undefined ? parseDay('--since', flags.since) : undefined;
       const until = flags.until !== undefined ? parseDay('--until', flags.until) : undefined;
       if (since !== undefined && until !== undefined && since >= until) throw new ConfigError('--since must be before --until (until is exclusive: --since 2025-11-01 --until 2025-12-01 is November)');
-      const cfgPath = configPath(flags.config, process.env);
-      const settings = loadConfigFile(cfgPath, process.env, flags.database ? { database: flags.database } : {});
+      const cfgPath = configPath(flags.config, readEnvironment());
+      const settings = loadConfigFile(cfgPath, readEnvironment(), flags.database ? { database: flags.database } : {});
       const unknown = (flags.app ?? []).filter((id) => !settings.apps.some((a) => a.appId === id));
       if (unknown.length) throw new ConfigError(`--app ${unknown.join(', ')}: not in ${cfgPath}; configured apps: ${settings.apps.map((a) => a.appId).join(', ')}`);
       if (!isPostgresUrl(settings.database) && !existsSync(settings.database)) {

@@ -6,8 +6,8 @@ import { writeFileAtomic } from '../export/write-file.js';
 import { formatRows } from '../export/write-table.js';
 import { reconcileReport, type ReconcileReport } from '../reconcile/reconcile-report.js';
 import { unixSeconds } from '../clock/clock.js';
-import { runSyncCoordinated, type RunSummary } from './run-sync.js';
-import type { AppRetryEvent, SyncDeps } from './sync-app.js';
+import { runSyncCoordinated, type RunSummary } from '../sync/run-sync.js';
+import type { AppRetryEvent, SyncDeps } from '../sync/sync-app.js';
 
 export type TickResult =
   | { skipped: true; reason: string }

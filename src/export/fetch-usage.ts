@@ -1,7 +1,7 @@
 import type { Dispatcher } from 'undici';
 import type { Settings } from '../config/load.js';
-import type { UsageFigures } from '../export/billing.js';
-import type { Period } from '../export/period.js';
+import type { UsageFigures } from './billing.js';
+import type { Period } from './period.js';
 import { ChatApi } from '../source/chat-api.js';
 import { ApiError } from '../source/errors.js';
 import { AppHttpClient } from '../source/http-client.js';

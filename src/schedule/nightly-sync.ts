@@ -1,5 +1,5 @@
 import cron, { type ScheduledTask } from 'node-cron';
-import { ConfigError } from '../src/config/errors.js';
+import { ConfigError } from '../config/errors.js';
 
 /** Throws ConfigError when the schedule's cron expression or time zone is not valid. */
 export function validateSchedule(schedule: { cron: string; timezone: string }): void {
