@@ -85,6 +85,8 @@ describe('SQLite errors are mapped onto our codes', () => {
     const file = join(tmp.dir, 'locked.db');
     const store = await openStore(file, { busyTimeoutMs: 0 });
     expect(destinationOf(store.db).name).toBe('sqlite');
+    // Kysely's migrator reads the adapter's flag: the declared capability must say the same.
+    expect(destinationOf(store.db).capabilities.transactionalDdl).toBe(store.db.getExecutor().adapter.supportsTransactionalDdl);
     await migrateToLatest(store.db);
     const holder = new SqliteDatabase(file);
     try {
@@ -157,6 +159,7 @@ describe.runIf(postgresUp)('PostgreSQL errors are mapped onto our codes', () => 
     const store = await openStore(await dbs.fresh('timeout'));
     try {
       expect(destinationOf(store.db).name).toBe('postgres');
+      expect(destinationOf(store.db).capabilities.transactionalDdl).toBe(store.db.getExecutor().adapter.supportsTransactionalDdl);
       const err = await rejection(
         store.db.transaction().execute(async (trx) => {
           await sql`set local statement_timeout = 50`.execute(trx);
