@@ -116,6 +116,8 @@ export interface Destination {
   readonly name: DialectName;
   /** How a person names it in messages. */
   readonly label: string;
+  /** What a `database` setting for it looks like, for the message refusing an unknown one: "a postgres:// URL". */
+  readonly settingForm: string;
   readonly capabilities: Capabilities;
   /** The SQL and DDL fragments that differ between destinations (the migrations use them). */
   readonly sql: DialectSql;

@@ -26,10 +26,9 @@ export function resolveDestination(database: string): Destination {
     if (scheme !== undefined && d.capabilities.localFile) continue;
     if (d.accepts(database)) return d;
   }
-  const known = DESTINATIONS.filter((d) => !d.capabilities.localFile).map((d) => d.label);
-  throw new ConfigError(
-    `database ${scheme ?? ''}://…: callsync cannot write to a "${scheme ?? ''}" database; give a SQLite file path or a postgres:// URL (known: SQLite, ${known.join(', ')})`,
-  );
+  const forms = [...DESTINATIONS].reverse().map((d) => d.settingForm);
+  const choices = forms.length > 1 ? `${forms.slice(0, -1).join(', ')} or ${forms.at(-1)!}` : forms.join('');
+  throw new ConfigError(`database ${scheme ?? ''}://…: callsync cannot write to a "${scheme ?? ''}" database; give ${choices}`);
 }
 
 /** The destination a Kysely instance was opened on (the migrations' fragments, the sync's coordination). */

@@ -63,6 +63,7 @@ const postgresSql: DialectSql = {
 export const postgres: Destination = {
   name: 'postgres',
   label: 'PostgreSQL',
+  settingForm: 'a postgres:// URL',
   capabilities: {
     transactionalDdl: true,
     concurrentWriters: true,

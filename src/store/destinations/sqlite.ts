@@ -244,6 +244,7 @@ function mapSqliteError(err: unknown, database?: string): MappedDatabaseError | 
 export const sqlite: Destination = {
   name: 'sqlite',
   label: 'SQLite',
+  settingForm: 'a SQLite file path',
   capabilities: {
     transactionalDdl: true,
     concurrentWriters: false,
