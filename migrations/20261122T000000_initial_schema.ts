@@ -1,13 +1,12 @@
 import { sql, type Kysely } from 'kysely';
-import { dialectOf } from './dialect.js';
+import type { DialectSql } from './dialect.js';
 
 // Frozen in time: this migration must not import from src/ (the schema it creates is the one of
 // its day; later changes are new migrations). Kysely<any> is the documented migration signature.
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Db = Kysely<any>;
 
-export async function up(db: Db): Promise<void> {
-  const d = dialectOf(db);
+export async function up(db: Db, d: DialectSql): Promise<void> {
   await db.schema
     .createTable('calls')
     .addColumn('app_id', 'text', (c) => c.notNull())

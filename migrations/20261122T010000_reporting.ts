@@ -1,5 +1,5 @@
 import { sql, type Kysely } from 'kysely';
-import { dialectOf } from './dialect.js';
+import type { DialectSql } from './dialect.js';
 
 // Frozen in time: must not import from src/. Kysely<any> is the documented migration signature.
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -18,8 +18,7 @@ const AGGREGATES: [string, 'bigint' | 'double precision'][] = [
   ['recording_minutes', 'double precision'],
 ];
 
-export async function up(db: Db): Promise<void> {
-  const d = dialectOf(db);
+export async function up(db: Db, d: DialectSql): Promise<void> {
   for (const [name, type] of AGGREGATES) {
     await db.schema.alterTable('calls').addColumn(name, type, (c) => c.notNull().defaultTo(0)).execute();
   }

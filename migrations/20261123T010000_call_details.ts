@@ -1,5 +1,5 @@
 import { sql, type Kysely } from 'kysely';
-import { dialectOf } from './dialect.js';
+import type { DialectSql } from './dialect.js';
 import { createViews20261123 } from './views-20261123.js';
 
 // Frozen in time: must not import from src/. Kysely<any> is the documented migration signature.
@@ -64,8 +64,7 @@ async function relaxCallsSqlite(db: Db): Promise<void> {
  * participant aggregates the new reconciliation checks read; calls whose details must be fetched
  * again are kept in `detail_retries`, whatever their age.
  */
-export async function up(db: Db): Promise<void> {
-  const d = dialectOf(db);
+export async function up(db: Db, d: DialectSql): Promise<void> {
   for (const v of VIEWS) await sql.raw(`drop view if exists ${v}`).execute(db);
   if (d.idType === 'bigserial') {
     await sql`alter table calls alter column type drop not null`.execute(db);
@@ -112,7 +111,7 @@ export async function up(db: Db): Promise<void> {
     .execute();
   await db.schema.createIndex('detail_retries_app').on('detail_retries').columns(['app_id', 'region']).execute();
 
-  await createViews20261123(db);
+  await createViews20261123(db, d);
 }
 
 export async function down(db: Db): Promise<void> {

@@ -1,4 +1,5 @@
-import type { Migration } from 'kysely';
+import type { Kysely, Migration } from 'kysely';
+import type { DialectSql } from './dialect.js';
 import * as initialSchema from './20261122T000000_initial_schema.js';
 import * as reporting from './20261122T010000_reporting.js';
 import * as leases from './20261122T020000_leases.js';
@@ -7,11 +8,16 @@ import * as listingProof from './20261123T000000_listing_proof.js';
 import * as callDetails from './20261123T010000_call_details.js';
 import * as runOwner from './20261123T020000_run_owner.js';
 
-/**
- * Every migration, by name (names sort in the order they apply). A static list rather than a folder
- * scan: it works the same from TypeScript sources, from dist/, and under the test runner.
- */
-export const migrations: Record<string, Migration> = {
+/** A migration module: `up` may take the destination's SQL fragments as its second argument. */
+interface MigrationModule {
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  up(db: Kysely<any>, d: DialectSql): Promise<void>;
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  down?(db: Kysely<any>, d: DialectSql): Promise<void>;
+}
+
+/** Every migration, by name (names sort in the order they apply). */
+const MODULES: Record<string, MigrationModule> = {
   '20261122T000000_initial_schema': initialSchema,
   '20261122T010000_reporting': reporting,
   '20261122T020000_leases': leases,
@@ -20,3 +26,18 @@ export const migrations: Record<string, Migration> = {
   '20261123T010000_call_details': callDetails,
   '20261123T020000_run_owner': runOwner,
 };
+
+/**
+ * Every migration, as Kysely's Migrator runs them, bound to one destination's SQL fragments (the
+ * destination the database was opened on hands them in: a migration never guesses its dialect).
+ * A static list rather than a folder scan: it works the same from TypeScript sources, from dist/,
+ * and under the test runner.
+ */
+export function migrationsFor(d: DialectSql): Record<string, Migration> {
+  const bound: Record<string, Migration> = {};
+  for (const [name, m] of Object.entries(MODULES)) {
+    const down = m.down;
+    bound[name] = { up: (db) => m.up(db, d), ...(down ? { down: (db) => down(db, d) } : {}) };
+  }
+  return bound;
+}

@@ -1,5 +1,5 @@
 import { sql, type Kysely } from 'kysely';
-import { dialectOf } from './dialect.js';
+import type { DialectSql } from './dialect.js';
 
 /**
  * The four reporting views as of 2026-11-23, created by the migration that drops the earlier ones
@@ -7,8 +7,7 @@ import { dialectOf } from './dialect.js';
  * stays short; frozen in time like the migrations: must not import from src/.
  */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
-export async function createViews20261123(db: Kysely<any>): Promise<void> {
-  const d = dialectOf(db);
+export async function createViews20261123(db: Kysely<any>, d: DialectSql): Promise<void> {
   // Reconciliation, one row per call. `b` adds the wall clock and the tolerance, `r` the relation
   // (participant_sum wins over wall_clock), `f` the checks of implausible numbers as 0/1 (they make
   // `flagged` as well as issue codes, so each is written once), the outer select the failed checks

@@ -1,4 +1,4 @@
-import { maskDatabaseUrl } from '../store/postgres.js';
+import { maskDatabaseUrl } from '../store/destinations/index.js';
 import type { DryRunResult } from '../sync/dry-run.js';
 import type { AppSyncResult } from '../sync/sync-app.js';
 import { sanitizeForTerminal } from './output.js';

@@ -3,8 +3,7 @@ import { basename, dirname, extname, join } from 'node:path';
 import { z } from 'zod';
 import { ConfigError } from '../config/errors.js';
 import { simulatorBaseUrls } from '../simulator/index.js';
-import { isPostgresUrl } from '../store/connection.js';
-import { maskDatabaseUrl } from '../store/postgres.js';
+import { databaseExists, maskDatabaseUrl, resolveDestination } from '../store/destinations/index.js';
 import { currentSimNow, monthBefore } from './sim-now.js';
 
 /** The simulator's key and the variable the demo's config names: not a secret, it guards a fake. */
@@ -47,7 +46,7 @@ export function newDemoSimulator(calls: number, database: string, port: number, 
  * so two demo databases do not share one. A PostgreSQL database has no folder: data/ is used.
  */
 export function demoFilePath(database: string): string {
-  if (isPostgresUrl(database)) return join('data', 'demo-simulator.json');
+  if (!resolveDestination(database).capabilities.localFile) return join('data', 'demo-simulator.json');
   return join(dirname(database), `${basename(database, extname(database))}-simulator.json`);
 }
 
@@ -83,7 +82,7 @@ export function writeDemoFile(path: string, demo: DemoSimulator): void {
  */
 export function demoSimulatorFor(database: string, calls: number, port: number | undefined): { demo: DemoSimulator; reused: boolean; path: string } {
   const path = demoFilePath(database);
-  const recorded = isPostgresUrl(database) || existsSync(database) ? readDemoFile(path) : undefined;
+  const recorded = databaseExists(database) ? readDemoFile(path) : undefined;
   if (recorded) return { demo: port === undefined ? recorded : { ...recorded, port }, reused: true, path };
   return { demo: newDemoSimulator(calls, database, port ?? DEMO_SIM_PORT), reused: false, path };
 }
@@ -119,8 +118,9 @@ export function demoConfigText(demo: DemoSimulator, demoFile: string): string {
  * database is a PostgreSQL URL (the file would carry its password). Says what it did in one line.
  */
 export function writeDemoConfig(demo: DemoSimulator, demoFile: string): { written: boolean; line: string } {
-  if (isPostgresUrl(demo.database)) {
-    return { written: false, line: `${CONFIG_FILE} not written: the demo database is a PostgreSQL URL (a config would carry its password); the commands below name it with --database` };
+  const destination = resolveDestination(demo.database);
+  if (destination.capabilities.passwordLogin) {
+    return { written: false, line: `${CONFIG_FILE} not written: the demo database is a ${destination.label} URL (a config would carry its password); the commands below name it with --database` };
   }
   if (existsSync(CONFIG_FILE)) {
     return { written: false, line: `${CONFIG_FILE} exists already and was left as it is; the commands below name the demo database with --database` };
@@ -132,7 +132,7 @@ export function writeDemoConfig(demo: DemoSimulator, demoFile: string): { writte
 /** The demo's closing lines: what to try next with callsync itself, and how to sync again. */
 export function nextSteps(demo: DemoSimulator, demoFile: string, configWritten: boolean): string[] {
   const month = monthBefore(demo.now);
-  const db = configWritten ? '' : ` --database ${shellArg(isPostgresUrl(demo.database) ? maskDatabaseUrl(demo.database) : demo.database)}`;
+  const db = configWritten ? '' : ` --database ${shellArg(maskDatabaseUrl(demo.database))}`;
   const simulate = `npx callsync simulate --demo${demoFile === demoFilePath(DEMO_DATABASE) ? '' : ` --demo-file ${shellArg(demoFile)}`}`;
   const lines = [
     'Next, try (in this folder):',

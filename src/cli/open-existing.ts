@@ -1,8 +1,8 @@
 import { readEnvironment } from '../config/environment.js';
-import { existsSync } from 'node:fs';
 import { ConfigError } from '../config/errors.js';
 import { busyTimeoutMs } from '../config/load.js';
-import { isPostgresUrl, openStore, type Store } from '../store/connection.js';
+import { openStore, type Store } from '../store/connection.js';
+import { databaseExists } from '../store/destinations/index.js';
 import { migrateToLatest } from '../store/migrate.js';
 
 /**
@@ -10,7 +10,7 @@ import { migrateToLatest } from '../store/migrate.js';
  * `passwordEnv`: the config's `databasePasswordEnv`, for a postgres:// URL without a password.
  */
 export async function openExistingStore(path: string, opts: { passwordEnv?: string | undefined } = {}): Promise<Store> {
-  if (!isPostgresUrl(path) && !existsSync(path)) throw new ConfigError(`database ${path} does not exist; run \`callsync sync\` first, or pass --database`);
+  if (!databaseExists(path)) throw new ConfigError(`database ${path} does not exist; run \`callsync sync\` first, or pass --database`);
   const store = await openStore(path, { busyTimeoutMs: busyTimeoutMs(readEnvironment()), passwordEnv: opts.passwordEnv, env: readEnvironment() });
   try {
     await migrateToLatest(store.db);

@@ -1,6 +1,7 @@
 import { Command, CommanderError, Option } from 'commander';
 import { LOG_FORMATS, type LogFormat } from '../log/logger.js';
 import { ConfigError } from '../config/errors.js';
+import { mapDatabaseError } from '../store/destinations/index.js';
 import { MigrationError } from '../store/migrate.js';
 import { QueryRefusedError } from '../store/read-only-query.js';
 import { registerCheck } from './commands/check.js';
@@ -93,10 +94,10 @@ export async function main(argv: readonly string[]): Promise<void> {
       process.exitCode = EXIT.USAGE;
       return;
     }
-    const code = (err as { code?: unknown }).code;
-    if (typeof code === 'string' && /^SQLITE_(BUSY|LOCKED)/.test(code)) {
+    const mapped = mapDatabaseError(err);
+    if (mapped?.code === 'DB_LOCKED') {
       // Another process kept the database locked for longer than the busy timeout.
-      console.error('callsync: the database is locked by another process (waited the busy timeout, CALLSYNC_BUSY_TIMEOUT_MS); try again when it is released');
+      console.error(sanitizeForTerminal(`callsync: ${mapped.message}; ${mapped.hint}`, { singleLine: true }));
       process.exitCode = EXIT.SYNC_FAILED;
       return;
     }

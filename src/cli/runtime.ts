@@ -2,8 +2,8 @@ import { readEnvironment } from '../config/environment.js';
 import { Agent } from 'undici';
 import type { Settings } from '../config/load.js';
 import { createLogger, LogOutput, type LogFormat, type Logger } from '../log/logger.js';
-import { existsSync } from 'node:fs';
-import { isPostgresUrl, openSqliteStore, openStore, type Store } from '../store/connection.js';
+import { openScratchStore, openStore, type Store } from '../store/connection.js';
+import { resolveDestination } from '../store/destinations/index.js';
 import { migrateToLatest } from '../store/migrate.js';
 import { systemClock, type Clock } from '../clock/clock.js';
 
@@ -54,15 +54,16 @@ export async function openRuntime(settings: Settings, opts: { quiet?: boolean; r
  * opened as usual (the command only reads), or read as empty when no sync has created its tables.
  */
 async function openReadOnly(settings: Settings): Promise<Store> {
-  if (isPostgresUrl(settings.database)) {
-    const pg = await openStore(settings.database, { passwordEnv: settings.databasePasswordEnv, env: readEnvironment() });
+  const destination = resolveDestination(settings.database);
+  if (!destination.capabilities.localFile) {
+    const server = await destination.open(settings.database, { passwordEnv: settings.databasePasswordEnv, env: readEnvironment() });
     // A database no sync has migrated yet holds nothing: read it as empty instead of creating tables.
-    if ((await pg.db.introspection.getTables()).some((t) => t.name === 'sync_state')) return pg;
-    await pg.close();
-  } else if (existsSync(settings.database)) {
-    return openSqliteStore(settings.database, { readonly: true, busyTimeoutMs: settings.busyTimeoutMs });
+    if ((await server.db.introspection.getTables()).some((t) => t.name === 'sync_state')) return server;
+    await server.close();
+  } else if (destination.exists(settings.database)) {
+    return destination.open(settings.database, { readonly: true, busyTimeoutMs: settings.busyTimeoutMs });
   }
-  const empty = openSqliteStore(':memory:');
+  const empty = openScratchStore();
   await migrateToLatest(empty.db);
   return empty;
 }

@@ -3,8 +3,7 @@ import { ConfigError } from '../config/errors.js';
 import { computeBilling } from '../export/billing.js';
 import type { Period } from '../export/period.js';
 import { NO_TYPE } from '../reconcile/issue-codes.js';
-import { isPostgresUrl } from '../store/connection.js';
-import { displayUrl } from '../store/postgres.js';
+import { displayDatabase } from '../store/destinations/index.js';
 import type { Database } from '../store/schema.js';
 import { periodDays, type PeriodDay } from './period-days.js';
 import {
@@ -41,7 +40,7 @@ export async function collectReportData(db: Kysely<Database>, period: Period, op
   const appIds = opts.appIds?.length ? [...new Set(opts.appIds)].sort() : undefined;
   const days = periodDays(period);
   // The page travels by e-mail: a PostgreSQL URL is shown without its password, however it came in.
-  const databasePath = isPostgresUrl(opts.databasePath) ? displayUrl(opts.databasePath) : opts.databasePath;
+  const databasePath = displayDatabase(opts.databasePath);
   await assertReportingSchema(db, databasePath);
   const apps = await selectApps(db, appIds);
   const [billing, daily, relations, mismatches, topUsers, topGroups] = await Promise.all([

@@ -1,4 +1,6 @@
 import { sql, type Kysely } from 'kysely';
+import { ConfigError } from '../config/errors.js';
+import { destinationOf } from './destinations/index.js';
 import type { Database } from './schema.js';
 
 /** Tables copied, parents before children (foreign keys), each with its key columns. */
@@ -27,9 +29,12 @@ export interface CopyResult {
  * Copies every table of a SQLite database into another database (PostgreSQL), batch by batch in
  * rowid order, one transaction per batch. Rows are upserted by key, so a copy that stopped half-way
  * can simply be run again. Leases are not copied (they belong to running processes). Serial ids are
- * kept, and the target's sequences moved past them.
+ * kept, and the target destination moves its sequences past them (restartSerial).
  */
 export async function copyDatabase(from: Kysely<Database>, to: Kysely<Database>, onTable?: (r: CopyResult) => void): Promise<CopyResult[]> {
+  const source = destinationOf(from);
+  const target = destinationOf(to);
+  if (!source.capabilities.rowid) throw new ConfigError(`copy: the source must be a database whose rows have a rowid (SQLite), not ${source.label}`);
   const results: CopyResult[] = [];
   for (const t of TABLES) {
     let last = -1;
@@ -49,9 +54,7 @@ export async function copyDatabase(from: Kysely<Database>, to: Kysely<Database>,
           }`.execute(trx);
       });
     }
-    if (t.serial) {
-      await sql`select setval(pg_get_serial_sequence(${t.name}, ${t.serial}), coalesce((select max(${sql.ref(t.serial)}) from ${sql.table(t.name)}), 0) + 1, false)`.execute(to);
-    }
+    if (t.serial) await target.restartSerial(to, t.name, t.serial);
     const count = async (db: Kysely<Database>): Promise<number> => Number((await sql<{ n: number }>`select count(*) as n from ${sql.table(t.name)}`.execute(db)).rows[0]?.n ?? 0);
     const r = { table: t.name, source: await count(from), target: await count(to) };
     results.push(r);

@@ -1,16 +1,22 @@
 import { Migrator, type Kysely, type MigrationProvider, type MigrationResultSet } from 'kysely';
-import { migrations } from '../../migrations/index.js';
+import { migrationsFor } from '../../migrations/index.js';
+import { destinationOf } from './destinations/index.js';
 import type { Database } from './schema.js';
 
 export class MigrationError extends Error {
   readonly code = 'MIGRATION_FAILED';
 }
 
-const provider: MigrationProvider = { getMigrations: () => Promise.resolve(migrations) };
+/** The migrations bound to the SQL fragments of the destination `db` was opened on. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- Kysely's Migrator takes any schema
+export function migrationProvider(db: Kysely<any>): MigrationProvider {
+  const migrations = migrationsFor(destinationOf(db).sql);
+  return { getMigrations: () => Promise.resolve(migrations) };
+}
 
 /** Brings the schema to the latest migration. Throws MigrationError naming the failed migration. */
 export async function migrateToLatest(db: Kysely<Database>): Promise<MigrationResultSet> {
-  const result = await new Migrator({ db, provider }).migrateToLatest();
+  const result = await new Migrator({ db, provider: migrationProvider(db) }).migrateToLatest();
   if (result.error) {
     const failed = result.results?.find((r) => r.status === 'Error');
     const reason = result.error instanceof Error ? result.error.message : String(result.error);

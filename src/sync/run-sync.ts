@@ -3,7 +3,7 @@ import { setMaxListeners } from 'node:events';
 import pLimit from 'p-limit';
 import type { Settings } from '../config/load.js';
 import { saveTolerance } from '../store/settings-repo.js';
-import { PostgresAdapter } from 'kysely';
+import { destinationOf } from '../store/destinations/index.js';
 import { migrateToLatest } from '../store/migrate.js';
 import { markTickDone, tickDone } from '../store/ticks-repo.js';
 import { syncApp } from './sync-app.js';
@@ -59,14 +59,14 @@ export interface CoordinatedOptions extends Omit<SyncOptions, 'runId'> {
 }
 
 /**
- * The way a process syncs a shared database. SQLite has one writer at a time, so the whole sync
- * takes the database lease (a second process skips). On PostgreSQL several workers share the
- * apps: each app is claimed through its own lease as a worker gets to it, so apps spread across
- * workers, none is synced twice at once, and a dead worker's apps are free once its lease expires.
+ * The way a process syncs a shared database. A destination with one writer at a time (SQLite) has
+ * the whole sync take the database lease (a second process skips). Where several processes may
+ * write at once (PostgreSQL: `concurrentWriters`), workers share the apps: each app is claimed
+ * through its own lease as a worker gets to it, so apps spread across workers, none is synced twice at once, and a dead worker's apps are free once its lease expires.
  */
 export async function runSyncCoordinated(deps: SyncDeps, settings: Settings, opts: CoordinatedOptions = {}): Promise<ExclusiveRunOutcome> {
   const ttl = opts.leaseTtlMs ?? settings.leaseTtlSeconds * 1000;
-  if (deps.db.getExecutor().adapter instanceof PostgresAdapter) return { skipped: false, summary: await runSyncShared(deps, settings, { ...opts, leaseTtlMs: ttl }) };
+  if (destinationOf(deps.db).capabilities.concurrentWriters) return { skipped: false, summary: await runSyncShared(deps, settings, { ...opts, leaseTtlMs: ttl }) };
   return runSyncExclusive(deps, settings, { ...opts, leaseTtlMs: ttl });
 }
 

@@ -1,4 +1,5 @@
-import { PostgresAdapter, sql, type Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
+import { destinationOf } from '../../src/store/destinations/index.js';
 import type { Database } from '../../src/store/schema.js';
 
 /** Every stored row of the call tables for an app, keyed by session, as comparable text. */
@@ -21,9 +22,9 @@ export function changedKeys(before: Map<string, string>, after: Map<string, stri
   return [...keys].filter((k) => before.get(k) !== after.get(k)).sort();
 }
 
-/** SQLite's integrity and foreign-key checks; PostgreSQL enforces both itself, so there it is []. */
+/** SQLite's integrity and foreign-key checks; a server (PostgreSQL) enforces both itself, so there it is []. */
 export async function integrityProblems(db: Kysely<Database>): Promise<string[]> {
-  if (db.getExecutor().adapter instanceof PostgresAdapter) return [];
+  if (!destinationOf(db).capabilities.localFile) return [];
   const integrity = await sql<{ integrity_check: string }>`pragma integrity_check`.execute(db);
   const fk = await sql<Record<string, unknown>>`pragma foreign_key_check`.execute(db);
   const out = integrity.rows.map((r) => r.integrity_check).filter((v) => v !== 'ok');

@@ -1,11 +1,9 @@
-import { Migrator, sql, type MigrationProvider } from 'kysely';
+import { Migrator, sql } from 'kysely';
 import { afterAll, describe, expect, it } from 'vitest';
-import { migrations } from '../../migrations/index.js';
-import { migrateToLatest } from '../../src/store/migrate.js';
+import { migrateToLatest, migrationProvider } from '../../src/store/migrate.js';
 import { databaseFactory, testDialects, type TestDialect } from '../helpers/databases.js';
 import { tempDir, withStore } from '../helpers/harness.js';
 
-const provider: MigrationProvider = { getMigrations: () => Promise.resolve(migrations) };
 const BEFORE_CALL_DETAILS = '20261123T000000_listing_proof';
 
 const dialects: TestDialect[] = await testDialects();
@@ -26,7 +24,7 @@ describe.each(dialects)('upgrading a database with data (%s)', (dialect) => {
   it('keeps calls, participants and recordings, and then accepts a call without type or status', async () => {
     const url = await dbs.fresh('upgrade');
     await withStore(url, async (s) => {
-      const r = await new Migrator({ db: s.db, provider }).migrateTo(BEFORE_CALL_DETAILS);
+      const r = await new Migrator({ db: s.db, provider: migrationProvider(s.db) }).migrateTo(BEFORE_CALL_DETAILS);
       expect(r.error).toBeUndefined();
       await sql`insert into calls (app_id, region, session_id, type, status, is_final, has_recording, details_source, raw_json, first_synced_at, synced_at,
         participant_rows, joined_devices, joined_users, participant_audio_minutes, participant_video_minutes, participant_total_minutes, participant_outside_rows, recording_minutes,

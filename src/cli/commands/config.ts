@@ -2,8 +2,7 @@ import { readEnvironment } from '../../config/environment.js';
 import type { Command } from 'commander';
 import { validateSchedule } from '../../schedule/nightly-sync.js';
 import { configPath, describeSettings, loadConfigFile } from '../../config/load.js';
-import { isPostgresUrl } from '../../store/connection.js';
-import { connectionString, maskDatabaseUrl } from '../../store/postgres.js';
+import { maskDatabaseUrl, resolveDestination } from '../../store/destinations/index.js';
 import { EXIT } from '../exit-codes.js';
 
 export function registerConfig(program: Command): void {
@@ -20,19 +19,13 @@ export function registerConfig(program: Command): void {
       // A postgres:// URL may carry its password: shown as postgres://user:***@host/db.
       process.stdout.write(`${JSON.stringify({ ...describeSettings(settings), database: maskDatabaseUrl(settings.database) }, null, 2)}\n`);
       const problems = settings.apps.filter((a) => !a.apiKey).map((a) => `app ${a.appId} (${a.region}): environment variable ${a.apiKeyEnv} is not set; export the app's REST API key in it`);
-      if (isPostgresUrl(settings.database)) {
-        try {
-          // Throws, naming the variable only, when databasePasswordEnv is set and its variable is not.
-          connectionString(settings.database, { passwordEnv: settings.databasePasswordEnv, env: readEnvironment() });
-        } catch (err) {
-          problems.push((err as Error).message);
-        }
-      }
+      const destination = resolveDestination(settings.database);
+      problems.push(...destination.settingProblems(settings.database, { passwordEnv: settings.databasePasswordEnv, env: readEnvironment() }));
       if (problems.length) {
         for (const p of problems) console.error(`callsync: ${p}`);
         process.exitCode = EXIT.SYNC_FAILED;
         return;
       }
-      console.error(`callsync: ${path} is valid; every app's API key variable is set${settings.databasePasswordEnv && isPostgresUrl(settings.database) ? `, and ${settings.databasePasswordEnv} (databasePasswordEnv)` : ''}`);
+      console.error(`callsync: ${path} is valid; every app's API key variable is set${settings.databasePasswordEnv && destination.capabilities.passwordLogin ? `, and ${settings.databasePasswordEnv} (databasePasswordEnv)` : ''}`);
     });
 }

@@ -1,7 +1,6 @@
-import { existsSync } from 'node:fs';
 import type { Command } from 'commander';
 import { ConfigError } from '../../config/errors.js';
-import { isPostgresUrl, openSqliteStore, openStore } from '../../store/connection.js';
+import { resolveDestination } from '../../store/destinations/index.js';
 import { copyDatabase } from '../../store/copy-database.js';
 import { migrateToLatest } from '../../store/migrate.js';
 import { EXIT } from '../exit-codes.js';
@@ -13,10 +12,13 @@ export function registerCopy(program: Command): void {
     .requiredOption('--from <sqlite-file>', 'the SQLite database file')
     .requiredOption('--to <postgres-url>', 'postgres://user@host:5432/database (the database must exist)')
     .action(async (flags: { from: string; to: string }) => {
-      if (isPostgresUrl(flags.from) || !existsSync(flags.from)) throw new ConfigError(`--from ${flags.from}: expected an existing SQLite database file`);
-      if (!isPostgresUrl(flags.to)) throw new ConfigError('--to: expected a postgres:// URL, e.g. postgres://user@127.0.0.1:5432/callsync');
-      const source = openSqliteStore(flags.from);
-      const target = await openStore(flags.to);
+      // copyDatabase pages by SQLite's rowid (a local file) into a server with sequences.
+      const from = resolveDestination(flags.from);
+      if (!from.capabilities.localFile || !from.exists(flags.from)) throw new ConfigError(`--from ${flags.from}: expected an existing SQLite database file`);
+      const to = resolveDestination(flags.to);
+      if (to.capabilities.localFile) throw new ConfigError('--to: expected a postgres:// URL, e.g. postgres://user@127.0.0.1:5432/callsync');
+      const source = await from.open(flags.from);
+      const target = await to.open(flags.to);
       try {
         // Both sides on the latest schema, so every table and column exists on each.
         await migrateToLatest(source.db);

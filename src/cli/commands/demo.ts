@@ -3,7 +3,7 @@ import { sql } from 'kysely';
 import { ConfigError } from '../../config/errors.js';
 import { resolveConfig } from '../../config/load.js';
 import { startSimulator } from '../../simulator/index.js';
-import { maskDatabaseUrl } from '../../store/postgres.js';
+import { maskDatabaseUrl } from '../../store/destinations/index.js';
 import { runSync } from '../../sync/run-sync.js';
 import { formatAppSummary } from '../app-summary.js';
 import { DEMO_DATABASE, DEMO_SIM_PORT, demoSimulatorFor, nextSteps, SIM_DEFAULT_KEY, SIM_KEY_ENV, writeDemoConfig, writeDemoFile } from '../demo-setup.js';

@@ -4,7 +4,7 @@ import { once } from 'node:events';
 import type { Command } from 'commander';
 import { ConfigError } from '../../config/errors.js';
 import { loadConfigFile, type Settings } from '../../config/load.js';
-import { isPostgresUrl } from '../../store/connection.js';
+import { resolveDestination } from '../../store/destinations/index.js';
 import { DEFAULT_QUERY_LIMIT, QueryInterruptedError, streamReadOnlyQuery, type QuerySink } from '../../store/read-only-query.js';
 import { EXIT } from '../exit-codes.js';
 import { parseFormat, renderGrid, type OutputFormat } from '../output.js';
@@ -41,7 +41,7 @@ export function registerQuery(program: Command): void {
       const database = settings?.database ?? override!;
       // Ctrl-C cancels the statement on the PostgreSQL server (a second one exits at once). SQLite
       // keeps the default: the process ends, and a read-only connection leaves nothing behind.
-      const signals = isPostgresUrl(database) ? abortOnSignals() : undefined;
+      const signals = resolveDestination(database).capabilities.serverSideCancel ? abortOnSignals() : undefined;
       const out = new GridWriter(format);
       try {
         const summary = await streamReadOnlyQuery(database, statement.trim().replace(/;\s*$/, ''), out, {

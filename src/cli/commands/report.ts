@@ -6,7 +6,8 @@ import { resolvePeriod } from '../../export/period.js';
 import { collectReportData } from '../../report/collect-report-data.js';
 import { renderReportHtml } from '../../report/render-html.js';
 import type { ReportData } from '../../report/report-data.js';
-import { isPostgresUrl, openStore } from '../../store/connection.js';
+import { openStore } from '../../store/connection.js';
+import { resolveDestination } from '../../store/destinations/index.js';
 import { resolveDatabase } from '../database-path.js';
 import { emptyPeriodNote } from '../empty-period.js';
 import { assertKnownApps } from '../known-apps.js';
@@ -49,7 +50,7 @@ export function registerReport(program: Command): void {
         if (empty) console.error(sanitizeForTerminal(empty, { singleLine: true }));
         // The absolute path: the page travels by e-mail, and "calls.db" alone names no file. A URL
         // stays a URL (resolve() would mangle it); collectReportData masks its password.
-        data = await collectReportData(store.db, period, { databasePath: isPostgresUrl(path) ? path : resolve(path), ...(flags.app ? { appIds: flags.app } : {}) });
+        data = await collectReportData(store.db, period, { databasePath: resolveDestination(path).capabilities.localFile ? resolve(path) : path, ...(flags.app ? { appIds: flags.app } : {}) });
       } finally {
         await store.close();
       }

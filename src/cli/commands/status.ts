@@ -4,7 +4,7 @@ import type { Command } from 'commander';
 import { configPath, loadConfigFile, type Settings } from '../../config/load.js';
 import { isoUtc } from '../../export/period.js';
 import { appStatuses, type AppStatus } from '../../store/runs-repo.js';
-import { isPostgresUrl } from '../../store/connection.js';
+import { databaseExists } from '../../store/destinations/index.js';
 import { EXIT } from '../exit-codes.js';
 import { openExistingStore } from '../open-existing.js';
 import { parseFormat, renderGrid, sanitizeForTerminal } from '../output.js';
@@ -24,7 +24,7 @@ export function registerStatus(program: Command): void {
       const cfg = configPath(flags.config, readEnvironment());
       const settings: Settings | undefined = existsSync(cfg) ? loadConfigFile(cfg, readEnvironment(), flags.database ? { database: flags.database } : {}) : undefined;
       const path = flags.database ?? settings?.database ?? readEnvironment().CALLSYNC_DATABASE ?? 'data/callsync.db';
-      if (!isPostgresUrl(path) && !existsSync(path)) {
+      if (!databaseExists(path)) {
         // Before the first sync there is nothing wrong to report (a fresh container is healthy).
         console.log(`no database at ${path} yet: never synced${settings ? ` (${settings.apps.length} app(s) configured)` : ''}`);
         process.exitCode = EXIT.OK;

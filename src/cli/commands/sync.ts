@@ -1,12 +1,10 @@
 import { readEnvironment } from '../../config/environment.js';
-import { existsSync } from 'node:fs';
 import type { Command } from 'commander';
-import { isPostgresUrl } from '../../store/connection.js';
 import { ConfigError } from '../../config/errors.js';
 import { assertApiKeys } from '../../config/api-keys.js';
 import { configPath, loadConfigFile, type Settings } from '../../config/load.js';
 import type { Logger } from '../../log/logger.js';
-import { maskDatabaseUrl } from '../../store/postgres.js';
+import { databaseExists, maskDatabaseUrl } from '../../store/destinations/index.js';
 import { dryRun } from '../../sync/dry-run.js';
 import { runSyncCoordinated } from '../../sync/run-sync.js';
 import type { AppRetryEvent } from '../../sync/sync-app.js';
@@ -134,7 +132,7 @@ async function runDryRun(rt: Runtime, settings: Settings, flags: SyncFlags, sinc
       if (flags.json) console.log(JSON.stringify({ dryRun: true, ...r, database: maskDatabaseUrl(settings.database) }));
       else if (!flags.quiet || r.status !== 'ok') (r.status === 'ok' ? console.log : console.error)(formatDryRun(r));
     }
-    const absent = !isPostgresUrl(settings.database) && !existsSync(settings.database);
+    const absent = !databaseExists(settings.database);
     if (!flags.json && !flags.quiet) console.log(`${formatDatabaseLine(settings.database)} (${absent ? 'not created yet' : 'only read'}; nothing was written)`);
     process.exitCode = stop.signal.aborted ? EXIT.INTERRUPTED : results.every((r) => r.status === 'ok') ? EXIT.OK : EXIT.SYNC_FAILED;
   } finally {

@@ -1,9 +1,8 @@
 import { readEnvironment } from '../../config/environment.js';
-import { existsSync } from 'node:fs';
 import type { Command } from 'commander';
 import { ConfigError } from '../../config/errors.js';
 import { configPath, loadConfigFile } from '../../config/load.js';
-import { isPostgresUrl } from '../../store/connection.js';
+import { databaseExists } from '../../store/destinations/index.js';
 import { migrateToLatest } from '../../store/migrate.js';
 import { verifyAndRepair, verifyApps, type AppRepair, type VerifyReport } from '../../verify/run-verify.js';
 import type { VerifyWindow } from '../../verify/stored-state.js';
@@ -131,7 +130,7 @@ export function registerVerify(program: Command): void {
       const settings = loadConfigFile(cfgPath, readEnvironment(), flags.database ? { database: flags.database } : {});
       const unknown = (flags.app ?? []).filter((id) => !settings.apps.some((a) => a.appId === id));
       if (unknown.length) throw new ConfigError(`--app ${unknown.join(', ')}: not in ${cfgPath}; configured apps: ${settings.apps.map((a) => a.appId).join(', ')}`);
-      if (!isPostgresUrl(settings.database) && !existsSync(settings.database)) {
+      if (!databaseExists(settings.database)) {
         throw new ConfigError(`database ${settings.database} does not exist; run \`callsync sync\` first, or pass --database`);
       }
       const apps = flags.app?.length ? settings.apps.filter((a) => flags.app!.includes(a.appId)) : settings.apps;

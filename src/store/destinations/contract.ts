@@ -1,0 +1,160 @@
+import type { Dialect, DialectAdapter, Kysely } from 'kysely';
+import type { DialectSql } from '../../../migrations/dialect.js';
+import type { Database } from '../schema.js';
+
+/**
+ * What every destination (a kind of database callsync writes to) provides. The rest of the code
+ * asks a destination what it can do (its capability flags) and never tests which one it is: adding
+ * one is a new file in this folder that exports a `Destination`, plus its line in index.ts.
+ */
+
+export type DialectName = 'sqlite' | 'postgres';
+
+export interface Store {
+  readonly db: Kysely<Database>;
+  /** The database as it may be shown: a file path, or a postgres URL without its password. */
+  readonly path: string;
+  readonly dialect: DialectName;
+  close(): Promise<void>;
+}
+
+export interface OpenOptions {
+  readonly?: boolean;
+  /** SQLite: how long a writer waits for another process's lock. */
+  busyTimeoutMs?: number;
+  /** The config's databasePasswordEnv: the password of a URL without one. */
+  passwordEnv?: string | undefined;
+  /** Where passwordEnv is read (config's readEnvironment()): the store never reads the environment itself. */
+  env?: Readonly<Record<string, string | undefined>>;
+}
+
+/** What a destination can do; callers branch on these, never on the destination's name. */
+export interface Capabilities {
+  /** DDL runs inside a transaction, so a migration is applied (and recorded) all or nothing. */
+  readonly transactionalDdl: boolean;
+  /**
+   * Several processes may write at once. When true, workers share the apps (one lease per app);
+   * when false, a sync takes the one database lease and a second process skips.
+   */
+  readonly concurrentWriters: boolean;
+  /** The `leases` table works there (a conditional upsert with a row lock): sync coordination. */
+  readonly leases: boolean;
+  /** Server-side advisory locks (pg_advisory_lock); unused today, declared for a future lease. */
+  readonly advisoryLocks: boolean;
+  /** A login role can be made read-only on the server; `query` then refuses more powerful roles. */
+  readonly readOnlyRole: boolean;
+  /** A running statement can be cancelled on the server (Ctrl-C, statement_timeout). */
+  readonly serverSideCancel: boolean;
+  /** The database is a local file: it exists or not before anything connects. */
+  readonly localFile: boolean;
+  /** Serial ids come from sequences that must be moved past ids inserted explicitly (restartSerial). */
+  readonly sequences: boolean;
+  /** Every row has a stable rowid in insertion order, so a table is paged without knowing its key (copy's source). */
+  readonly rowid: boolean;
+  /** It logs in with a password, so the config's databasePasswordEnv applies. */
+  readonly passwordLogin: boolean;
+}
+
+/** Our own codes for the database failures a user can do something about. */
+export type DatabaseErrorCode =
+  | 'DB_LOCKED'
+  | 'DB_READ_ONLY'
+  | 'DB_UNREACHABLE'
+  | 'DB_AUTH'
+  | 'DB_NOT_FOUND'
+  | 'DB_TOO_MANY_CONNECTIONS'
+  | 'DB_CANNOT_OPEN'
+  | 'DB_FULL'
+  | 'QUERY_TIMEOUT'
+  | 'QUERY_CANCELLED';
+
+/** A native error as we say it: a stable code, what happened, what to do next. */
+export interface MappedDatabaseError {
+  code: DatabaseErrorCode;
+  message: string;
+  hint: string;
+}
+
+export interface QueryOptions {
+  /** Rows returned at most (one more is read to tell whether there were more); 0: no cap. */
+  limit?: number;
+  /** The server cancels a statement running longer than this (destinations with serverSideCancel). */
+  timeoutSeconds?: number;
+  /** The config's databasePasswordEnv, for a URL without a password. */
+  passwordEnv?: string | undefined;
+  /** Where passwordEnv is read (config's readEnvironment()). */
+  env?: Readonly<Record<string, string | undefined>>;
+  /** Aborting cancels the statement on the server, then the query ends with QueryInterruptedError. */
+  signal?: AbortSignal;
+}
+
+/** Where the rows go as they arrive: `columns` once, before any `rows`; a returned promise is awaited (backpressure). */
+export interface QuerySink {
+  columns(names: string[]): void | Promise<void>;
+  rows(batch: unknown[][]): void | Promise<void>;
+}
+
+export interface QuerySummary {
+  rows: number;
+  truncated: boolean;
+}
+
+/** A statement refused because it would change the database, or a connection refused because it could. */
+export class QueryRefusedError extends Error {
+  readonly code = 'QUERY_NOT_READ_ONLY';
+}
+
+/** The query was stopped by a signal (Ctrl-C); on PostgreSQL the server statement was cancelled. */
+export class QueryInterruptedError extends Error {
+  readonly code = 'QUERY_INTERRUPTED';
+}
+
+export const READ_ONLY = 'query is read-only: only one SELECT (or WITH … SELECT, VALUES, TABLE) runs, and this statement would not be one, so it was not run';
+export const ONE_STATEMENT = 'query: give one SQL statement at a time';
+/** Rows fetched per round trip (PostgreSQL) or handed to the sink at once (SQLite). */
+export const QUERY_BATCH = 1000;
+export const DEFAULT_QUERY_LIMIT = 10_000;
+export const DEFAULT_QUERY_TIMEOUT_SECONDS = 60;
+
+export interface Destination {
+  readonly name: DialectName;
+  /** How a person names it in messages. */
+  readonly label: string;
+  /** What a `database` setting for it looks like, for the message refusing an unknown one: "a postgres:// URL". */
+  readonly settingForm: string;
+  readonly capabilities: Capabilities;
+  /** The SQL and DDL fragments that differ between destinations (the migrations use them). */
+  readonly sql: DialectSql;
+  /** True when this destination takes the `database` setting (a URL scheme, or a file path). */
+  accepts(database: string): boolean;
+  /** True when a Kysely instance was opened on this destination (its adapter). */
+  ownsAdapter(adapter: DialectAdapter): boolean;
+  /** False when the database is known to be missing (a file not there yet); a server says so only when reached. */
+  exists(database: string): boolean;
+  /** The setting as it may be shown anywhere: never a password. */
+  display(database: string): string;
+  /** The Kysely dialect for the setting; a connection is made only when the first query runs. */
+  createDialect(database: string, opts?: OpenOptions): Dialect;
+  /** What is wrong with the setting, found without connecting (a password variable that is unset); [] when nothing. */
+  settingProblems(database: string, opts?: OpenOptions): string[];
+  /** Moves a serial column's sequence past the largest id in the table (after ids were copied in); a no-op without sequences. */
+  restartSerial(db: Kysely<Database>, table: string, column: string): Promise<void>;
+  /** Opens the database (a server is reached once, so a failure is one clear line). */
+  open(database: string, opts?: OpenOptions): Promise<Store>;
+  /** Runs one statement on a read-only connection, streaming at most `limit` rows (limit already checked). */
+  streamReadOnlyQuery(database: string, text: string, sink: QuerySink, opts: QueryOptions & { limit: number }): Promise<QuerySummary>;
+  /** Our code, message and hint for one of its native errors; undefined for any other error. */
+  mapError(err: unknown, database?: string): MappedDatabaseError | undefined;
+}
+
+/** The `code` of an error object, when it has a string one. */
+export function errorCode(err: unknown): string {
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === 'string' ? code : '';
+}
+
+/** The `message` of an error object, when it has one. */
+export function errorMessage(err: unknown): string {
+  const message = (err as { message?: unknown } | null)?.message;
+  return typeof message === 'string' ? message : String(err);
+}

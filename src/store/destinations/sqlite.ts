@@ -1,0 +1,273 @@
+import { chmodSync, closeSync, existsSync, mkdirSync, openSync, statSync } from 'node:fs';
+import { dirname } from 'node:path';
+import SqliteDatabase from 'better-sqlite3';
+import { Kysely, SqliteAdapter, SqliteDialect, type DialectAdapter, type SqliteDatabase as SqliteDialectDatabase } from 'kysely';
+import type { DialectSql } from '../../../migrations/dialect.js';
+import { ConfigError } from '../../config/errors.js';
+import type { Database } from '../schema.js';
+import {
+  errorCode,
+  errorMessage,
+  ONE_STATEMENT,
+  QUERY_BATCH,
+  QueryRefusedError,
+  type Destination,
+  type MappedDatabaseError,
+  type OpenOptions,
+  type QuerySink,
+  type QuerySummary,
+  type Store,
+} from './contract.js';
+
+/** How long a writer waits for another process's lock before SQLITE_BUSY. */
+export const BUSY_TIMEOUT_MS = 10_000;
+
+/**
+ * SQLite runs DDL inside transactions, but Kysely's adapter says it does not, so its migrator ran
+ * each statement on its own: a process killed inside a migration (seen: SIGKILL between two
+ * ADD COLUMNs) left it half applied and unrecorded, and every later run failed on "duplicate
+ * column". Saying so makes the migrator apply pending migrations and record them in one
+ * transaction: all or nothing.
+ */
+class TransactionalDdlSqliteAdapter extends SqliteAdapter {
+  override get supportsTransactionalDdl(): boolean {
+    return true;
+  }
+}
+
+class TransactionalDdlSqliteDialect extends SqliteDialect {
+  override createAdapter(): DialectAdapter {
+    return new TransactionalDdlSqliteAdapter();
+  }
+}
+
+/**
+ * Opens a SQLite file natively with the settings the sync relies on: WAL (readers never block the
+ * writer), synchronous=NORMAL (durable at each checkpoint, safe with WAL), a busy timeout, foreign
+ * keys. Read-only opens never create the file.
+ */
+function openNative(path: string, opts: OpenOptions): SqliteDatabase.Database {
+  let native: SqliteDatabase.Database;
+  try {
+    if (!opts.readonly && path !== ':memory:') createPrivately(path);
+    native = new SqliteDatabase(path, { readonly: opts.readonly ?? false, fileMustExist: opts.readonly ?? false, timeout: opts.busyTimeoutMs ?? BUSY_TIMEOUT_MS });
+    if (!opts.readonly) {
+      native.pragma('journal_mode = WAL');
+      native.pragma('synchronous = NORMAL');
+      if (path !== ':memory:') keepPrivate(path);
+    }
+    native.pragma('foreign_keys = ON');
+    // A read-only open of a WAL database still needs its -shm file: touch the schema now, so a
+    // folder that forbids it fails here with the one-line error below, not mid-command.
+    if (opts.readonly) native.prepare('select count(*) from sqlite_master').get();
+  } catch (err) {
+    const e = err as NodeJS.ErrnoException;
+    throw new ConfigError(`database ${path} cannot be opened (${e.code ?? ''} ${e.message}); check the path and that its folder is writable`.replace(/\s+/g, ' '));
+  }
+  return native;
+}
+
+/** A SQLite file opened (and created unless read-only) as a Store. */
+export function openSqliteStore(path: string, opts: OpenOptions = {}): Store {
+  const db = new Kysely<Database>({ dialect: createSqliteDialect(path, opts) });
+  return { db, path, dialect: 'sqlite', close: () => db.destroy() };
+}
+
+/** Kysely's SQLite dialect on the file, opened at once (so a bad path fails here, as one line). */
+function createSqliteDialect(path: string, opts: OpenOptions = {}): TransactionalDdlSqliteDialect {
+  return new TransactionalDdlSqliteDialect({ database: withStatementCache(openNative(path, opts)) });
+}
+
+/**
+ * The folder (0700) and an empty database file (0600) made before SQLite opens it: SQLite would
+ * create it 0644, world-readable, and it gives the -wal and -shm files its database's mode. Both
+ * modes pass through the umask, so a stricter one still wins.
+ */
+function createPrivately(path: string): void {
+  mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+  try {
+    closeSync(openSync(path, 'wx', 0o600));
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+  }
+}
+
+/**
+ * Takes group and other access off the database and its -wal/-shm (a database made 0644 by an
+ * older version), never adding any. A file we may write but do not own cannot be chmod-ed: that is
+ * its owner's choice, so it is left as it is.
+ */
+function keepPrivate(path: string): void {
+  for (const file of [path, `${path}-wal`, `${path}-shm`]) {
+    try {
+      const mode = statSync(file).mode & 0o777;
+      if (mode & 0o077) chmodSync(file, mode & 0o700);
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code !== 'ENOENT' && code !== 'EPERM') throw err;
+    }
+  }
+}
+
+/** Prepared statements kept per connection, by SQL text (least recently used dropped first). */
+const STATEMENT_CACHE_SIZE = 128;
+
+/**
+ * Kysely's SQLite driver prepares every query anew. The sync runs the same few statement shapes
+ * thousands of times, and preparing a 512-row upsert (17,408 parameters) cost more than running it,
+ * so statements are kept by SQL text. Reuse is safe: Kysely runs one query at a time on the single
+ * connection (its mutex), and a streamed select holds the connection until its iterator is closed.
+ */
+function withStatementCache(native: SqliteDatabase.Database): SqliteDialectDatabase {
+  const cache = new Map<string, SqliteDatabase.Statement>();
+  return {
+    close: () => {
+      cache.clear();
+      native.close();
+    },
+    prepare: (sql: string) => {
+      let stmt = cache.get(sql);
+      if (stmt) {
+        // Move to the newest end of the Map's insertion order.
+        cache.delete(sql);
+      } else {
+        stmt = native.prepare(sql);
+        if (cache.size >= STATEMENT_CACHE_SIZE) cache.delete(cache.keys().next().value!);
+      }
+      cache.set(sql, stmt);
+      return stmt;
+    },
+  };
+}
+
+const sqliteSql: DialectSql = {
+  day: (c) => `date(${c}, 'unixepoch')`,
+  month: (c) => `strftime('%Y-%m', ${c}, 'unixepoch')`,
+  real: (e) => `cast(${e} as real)`,
+  idType: 'integer',
+  autoIncrement: (c) => c.autoIncrement(),
+};
+
+/**
+ * The statement is prepared on a connection opened read-only, and refused unless SQLite says it
+ * does not write (`stmt.readonly`): nothing that would change the file ever runs.
+ */
+function streamSqlite(path: string, text: string, sink: QuerySink, limit: number): Promise<QuerySummary> {
+  let native: SqliteDatabase.Database;
+  try {
+    native = new SqliteDatabase(path, { readonly: true, fileMustExist: true });
+  } catch (err) {
+    throw new ConfigError(`database ${path} cannot be opened read-only (${(err as Error).message}); run \`callsync sync\` first or pass --database`);
+  }
+  let stmt: SqliteDatabase.Statement;
+  try {
+    try {
+      stmt = native.prepare(text);
+    } catch (err) {
+      const msg = (err as Error).message;
+      if (/more than one statement/i.test(msg)) throw new ConfigError(ONE_STATEMENT);
+      throw new ConfigError(`query: ${msg}`);
+    }
+    if (!stmt.readonly) {
+      throw new QueryRefusedError('query is read-only: this statement would change the database, so it was not run. Use a SELECT (or WITH … SELECT).');
+    }
+  } catch (err) {
+    native.close();
+    throw err;
+  }
+  return (async () => {
+    try {
+      if (!stmt.reader) {
+        await sink.columns([]);
+        return { rows: 0, truncated: false };
+      }
+      stmt.raw(true);
+      await sink.columns(stmt.columns().map((c) => c.name));
+      let sent = 0;
+      let truncated = false;
+      let batch: unknown[][] = [];
+      try {
+        for (const row of stmt.iterate() as Iterable<unknown[]>) {
+          if (limit !== 0 && sent + batch.length === limit) {
+            truncated = true;
+            break;
+          }
+          batch.push(row);
+          if (batch.length === QUERY_BATCH) {
+            // The iterator holds the connection while the sink writes; nothing else uses it.
+            await sink.rows(batch);
+            sent += batch.length;
+            batch = [];
+          }
+        }
+      } catch (err) {
+        // SQLite's own errors (a runtime error in the statement); the sink's are passed on as they are.
+        if (!errorCode(err).startsWith('SQLITE_')) throw err;
+        throw new ConfigError(`query: ${(err as Error).message}`);
+      }
+      if (batch.length) await sink.rows(batch);
+      sent += batch.length;
+      return { rows: sent, truncated };
+    } finally {
+      native.close();
+    }
+  })();
+}
+
+/** SQLITE_BUSY_SNAPSHOT → SQLITE_BUSY: an extended result code's primary code. */
+function primaryCode(code: string): string {
+  return code.split('_').slice(0, 2).join('_');
+}
+
+/** better-sqlite3's SqliteError codes, as our codes (https://www.sqlite.org/rescode.html). */
+function mapSqliteError(err: unknown, database?: string): MappedDatabaseError | undefined {
+  const code = errorCode(err);
+  if (!code.startsWith('SQLITE_')) return undefined;
+  const file = database ? `the database ${database}` : 'the database';
+  switch (primaryCode(code)) {
+    case 'SQLITE_BUSY':
+    case 'SQLITE_LOCKED':
+      // Another process kept the database locked for longer than the busy timeout.
+      return { code: 'DB_LOCKED', message: 'the database is locked by another process (waited the busy timeout, CALLSYNC_BUSY_TIMEOUT_MS)', hint: 'try again when it is released' };
+    case 'SQLITE_READONLY':
+      return { code: 'DB_READ_ONLY', message: `${file} cannot be written (${errorMessage(err)})`, hint: 'check that the file and its folder are writable by this user' };
+    case 'SQLITE_CANTOPEN':
+      return { code: 'DB_CANNOT_OPEN', message: `${file} cannot be opened (${errorMessage(err)})`, hint: 'check the path and that its folder is writable' };
+    case 'SQLITE_FULL':
+      return { code: 'DB_FULL', message: `${file} cannot grow (${errorMessage(err)})`, hint: 'free some disk space and run the command again' };
+    default:
+      return undefined;
+  }
+}
+
+/** A SQLite file: one writer at a time, no server, no roles. */
+export const sqlite: Destination = {
+  name: 'sqlite',
+  label: 'SQLite',
+  settingForm: 'a SQLite file path',
+  capabilities: {
+    transactionalDdl: true,
+    concurrentWriters: false,
+    leases: true,
+    advisoryLocks: false,
+    readOnlyRole: false,
+    serverSideCancel: false,
+    localFile: true,
+    sequences: false,
+    rowid: true,
+    passwordLogin: false,
+  },
+  sql: sqliteSql,
+  // Anything that is not a URL of another destination is a file path (index.ts refuses other schemes first).
+  accepts: () => true,
+  ownsAdapter: (adapter) => adapter instanceof SqliteAdapter,
+  display: (database) => database,
+  exists: (database) => database === ':memory:' || existsSync(database),
+  createDialect: (database, opts) => createSqliteDialect(database, opts),
+  settingProblems: () => [],
+  // INTEGER PRIMARY KEY is the rowid: the next id is always past the largest one.
+  restartSerial: () => Promise.resolve(),
+  open: (database, opts) => Promise.resolve(openSqliteStore(database, opts)),
+  streamReadOnlyQuery: (database, text, sink, opts) => streamSqlite(database, text, sink, opts.limit),
+  mapError: mapSqliteError,
+};
