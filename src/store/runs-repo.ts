@@ -1,6 +1,7 @@
 import { hostname } from 'node:os';
 import type { Kysely, Selectable, Transaction, Updateable } from 'kysely';
 import type { Database, LeasesTable, NewRejectedRow, SyncRunsTable, SyncStateTable } from './schema.js';
+import { pidAlive } from './process-alive.js';
 
 type Db = Kysely<Database> | Transaction<Database>;
 
@@ -74,16 +75,6 @@ export async function listRecentRuns(db: Db, limit: number, appId?: string): Pro
 }
 
 type RunRow = Pick<Selectable<SyncRunsTable>, 'app_id' | 'region' | 'status' | 'error' | 'pid' | 'host'>;
-
-/** Whether a process of this machine is alive (signal 0 checks without signalling; EPERM: alive, another user's). */
-function pidAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
 
 /**
  * Why a run recorded as 'running' has no process behind it, or undefined while it may still run.

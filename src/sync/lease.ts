@@ -4,6 +4,7 @@ import type { Kysely } from 'kysely';
 import { releaseLease, renewLease, takeOverLease, tryAcquireLease } from '../store/lease-repo.js';
 import type { Database, LeasesTable } from '../store/schema.js';
 import type { Clock, Timer } from '../clock/clock.js';
+import { pidAlive } from '../store/process-alive.js';
 
 /** How long a lease lasts without renewal: a crashed holder's lease is taken over after this. */
 export const DEFAULT_LEASE_TTL_MS = 60_000;
@@ -46,16 +47,6 @@ export class HeldLease {
   async release(): Promise<void> {
     this.#timer.cancel();
     await releaseLease(this.db, this.name, this.holder);
-  }
-}
-
-/** Whether a process of this machine is alive (signal 0 checks without signalling). */
-function pidAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
   }
 }
 
