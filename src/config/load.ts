@@ -137,8 +137,9 @@ function isFilePath(database: string): boolean {
 /** Options of resolveConfig beyond the flags. */
 export interface ResolveOptions {
   /**
-   * The folder of the config file: a relative `database` read from the file (or its default) is
-   * taken from there, so running from another folder opens the same database, not a new one.
+   * The folder of the config file: a relative `database` or `schedule.exportDir` read from the file
+   * (or its default) is taken from there, so running from another folder opens the same database
+   * and writes the exports to the same folder.
    * Values from CALLSYNC_DATABASE or --database stay relative to the current folder, as any path
    * typed in a shell is.
    */
@@ -185,6 +186,9 @@ export function resolveConfig(input: unknown, env: Env, source = 'config', flags
   }
   const c = parsed.data;
   const database = opts.baseDir && !origins.has('database') && isFilePath(c.database) ? resolvePath(opts.baseDir, c.database) : c.database;
+  // The export folder follows the same rule as the database: a scheduler started from another folder
+  // wrote the monthly export somewhere nobody looked.
+  const exportDir = opts.baseDir && !origins.has('schedule.exportDir') ? resolvePath(opts.baseDir, c.schedule.exportDir) : c.schedule.exportDir;
   const apps = c.apps.map((a): AppSettings => {
     const defaults = defaultBaseUrls(a.appId, a.region);
     const raw = env[a.apiKeyEnv];
@@ -204,7 +208,7 @@ export function resolveConfig(input: unknown, env: Env, source = 'config', flags
     ...c,
     database,
     apps: Object.freeze(apps),
-    schedule: Object.freeze({ ...c.schedule }),
+    schedule: Object.freeze({ ...c.schedule, exportDir }),
     retryBaseMs: Number.isFinite(retryBase) && retryBase > 0 ? retryBase : 500,
     busyTimeoutMs: busyTimeoutMs(env),
   });

@@ -117,6 +117,16 @@ describe('a relative database path in a config file', () => {
     expect(resolveConfig({ database: 'data/x.db', apps: [app] }, {}, 'f', { database: 'flag.db' }, { baseDir: '/srv/cfg' }).database).toBe('flag.db');
     expect(resolveConfig({ database: 'postgres://u@h/db', apps: [app] }, {}, 'f', {}, { baseDir: '/srv/cfg' }).database).toBe('postgres://u@h/db');
   });
+
+  it('the schedule\'s export folder follows the same rule', () => {
+    const dir = (input: Record<string, unknown>, env: Record<string, string> = {}): string => resolveConfig({ apps: [app], ...input }, env, 'f', {}, { baseDir: '/srv/cfg' }).schedule.exportDir;
+    expect(dir({})).toBe('/srv/cfg/exports');
+    expect(dir({ schedule: { exportDir: 'out/billing' } })).toBe('/srv/cfg/out/billing');
+    expect(dir({ schedule: { exportDir: '/var/exports' } })).toBe('/var/exports');
+    expect(dir({ schedule: { exportDir: 'out' } }, { CALLSYNC_EXPORT_DIR: 'env-out' })).toBe('env-out');
+    // Without a file (settings built in code) nothing is resolved.
+    expect(resolveConfig({ apps: [app] }, {}).schedule.exportDir).toBe('exports');
+  });
 });
 
 describe('an unknown field named like a key', () => {
