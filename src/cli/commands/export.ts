@@ -6,7 +6,7 @@ import { BILLING_COLUMNS, BILLING_DETAIL_COLUMNS, computeBilling, computeBilling
 import { resolvePeriod } from '../../export/period.js';
 import { formatRows } from '../../export/write-table.js';
 import { systemClock } from '../../clock/clock.js';
-import { fetchUsage } from '../../export/fetch-usage.js';
+import { fetchUsage } from '../../sync/fetch-usage.js';
 import { openExistingStore } from '../open-existing.js';
 import { parseFormat, sanitizeForTerminal, writeOutput } from '../output.js';
 import { resolveDatabase } from '../database-path.js';

@@ -1,12 +1,23 @@
 import type { Dispatcher } from 'undici';
 import type { Settings } from '../config/load.js';
-import type { UsageFigures } from './billing.js';
-import type { Period } from './period.js';
 import { ChatApi } from '../source/chat-api.js';
 import { ApiError } from '../source/errors.js';
 import { AppHttpClient } from '../source/http-client.js';
 import { RequestPacer } from '../source/request-pacer.js';
 import type { Clock } from '../clock/clock.js';
+
+/** The service's own minutes of an app for a period (Usage Metrics), set beside ours in the billing export. */
+export interface UsageFigures {
+  audioMinutes: number;
+  videoMinutes: number;
+  recordedMinutes: number;
+}
+
+/** The period asked for, in unix seconds (end exclusive); export's Period satisfies it. */
+export interface UsagePeriod {
+  readonly start: number;
+  readonly end: number;
+}
 
 export interface UsageFetch {
   usage: Map<string, UsageFigures>;
@@ -22,7 +33,7 @@ export interface UsageFetch {
  * exits 1, since an export with the usage columns silently empty reads as "no usage"); keys never
  * appear in them.
  */
-export async function fetchUsage(deps: { dispatcher: Dispatcher; clock: Clock }, settings: Settings, period: Period, appIds?: readonly string[]): Promise<UsageFetch> {
+export async function fetchUsage(deps: { dispatcher: Dispatcher; clock: Clock }, settings: Settings, period: UsagePeriod, appIds?: readonly string[]): Promise<UsageFetch> {
   const usage = new Map<string, UsageFigures>();
   const warnings: string[] = [];
   const failures: string[] = [];
