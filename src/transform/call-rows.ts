@@ -1,6 +1,6 @@
 import { hash } from 'node:crypto';
 import { describeZodError, ApiCallSchema, type ApiCall, type ApiParticipant, type ApiRecording } from '../source/schemas.js';
-import type { CallRows, NewCallRow, NewParticipantRow, NewRecordingRow, NewTranscriptionRow } from '../schema/database.js';
+import type { CallRows, NewCallRow, NewParticipantRow, NewRecordingRow, NewTranscriptionRow } from '../store/schema.js';
 import { isFinalCall } from './call-status.js';
 import { parseTimer } from './duration.js';
 
