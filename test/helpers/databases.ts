@@ -89,3 +89,14 @@ export function databaseFactory(dialect: TestDialect, dir: string): { fresh(name
     },
   };
 }
+
+/** Runs one statement on a PostgreSQL URL over a connection of its own (set-up: roles, grants). */
+export async function pgExec(url: string, text: string): Promise<void> {
+  const c = new pg.Client({ connectionString: url });
+  await c.connect();
+  try {
+    await c.query(text);
+  } finally {
+    await c.end();
+  }
+}

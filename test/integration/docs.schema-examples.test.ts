@@ -1,12 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Simulator } from '../../src/simulator/index.js';
 import { streamReadOnlyQuery, type QuerySink } from '../../src/store/read-only-query.js';
 import { REPO } from '../helpers/cli.js';
-import { databaseFactory, testDialects, type TestDialect } from '../helpers/databases.js';
+import { databaseFactory, pgExec, testDialects, type TestDialect } from '../helpers/databases.js';
 import { startTestSim, syncWith, tempDir, testSettings } from '../helpers/harness.js';
 
 /**
@@ -43,15 +42,6 @@ function readerSql(role: string, database: string): string {
   return block.replace(/\bcallsync_reader\b/g, role).replace(/DATABASE callsync\b/g, `DATABASE "${database}"`).replace(/FOR ROLE callsync\b/g, 'FOR ROLE postgres');
 }
 
-async function sqlAs(url: string, text: string): Promise<void> {
-  const c = new pg.Client({ connectionString: url });
-  await c.connect();
-  try {
-    await c.query(text);
-  } finally {
-    await c.end();
-  }
-}
 
 class Rows implements QuerySink {
   count = 0;
@@ -76,7 +66,7 @@ describe.each(dialects)('docs/schema.md examples [%s]', (dialect) => {
     queryAs = db;
     if (dialect === 'postgres') {
       const u = new URL(db);
-      await sqlAs(db, readerSql(reader, u.pathname.slice(1)));
+      await pgExec(db, readerSql(reader, u.pathname.slice(1)));
       u.username = reader;
       queryAs = u.toString();
     }
@@ -87,7 +77,7 @@ describe.each(dialects)('docs/schema.md examples [%s]', (dialect) => {
     if (dialect === 'postgres') {
       const maintenance = new URL(db);
       maintenance.pathname = '/postgres';
-      await sqlAs(maintenance.toString(), `drop role if exists ${reader}`);
+      await pgExec(maintenance.toString(), `drop role if exists ${reader}`);
     }
     tmp.cleanup();
   });

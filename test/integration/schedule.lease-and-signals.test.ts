@@ -1,8 +1,6 @@
 import { writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
-import { setTimeout as delay } from 'node:timers/promises';
-import SqliteDatabase from 'better-sqlite3';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Simulator } from '../../src/simulator/index.js';
@@ -12,27 +10,7 @@ import { collect, runCli, spawnCli } from '../helpers/cli.js';
 import { integrityProblems } from '../helpers/db-dump.js';
 import { KEY_ENV, startTestSim, tempDir, TEST_KEY, testConfig, withStore } from '../helpers/harness.js';
 import { diffAgainstTruth } from '../helpers/truth-diff.js';
-
-function count(path: string, query: string): number {
-  try {
-    const db = new SqliteDatabase(path, { readonly: true, fileMustExist: true });
-    try {
-      return (db.prepare(query).get() as { n: number }).n;
-    } finally {
-      db.close();
-    }
-  } catch {
-    return 0;
-  }
-}
-
-async function waitFor(check: () => boolean, what: string): Promise<void> {
-  const deadline = Date.now() + 30_000;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await delay(10);
-  }
-}
+import { countIn, waitFor } from '../helpers/watch-sqlite.js';
 
 describe('the sync lease, stale leases and SIGTERM', () => {
   let sim: Simulator;
@@ -57,15 +35,15 @@ describe('the sync lease, stale leases and SIGTERM', () => {
     const { cfg, db } = config('two');
     const first = spawnCli(['schedule', '--config', cfg, '--run-now'], env);
     const firstDone = collect(first);
-    await waitFor(() => count(db, 'select count(*) as n from leases') === 1, 'the first scheduler to take the lease');
+    await waitFor(() => countIn(db, 'select count(*) as n from leases') === 1, 'the first scheduler to take the lease');
     const second = await runCli(['schedule', '--config', cfg, '--run-now'], env);
     expect(second.code).toBe(4);
     expect(second.stderr).toContain(`callsync: skipped: another callsync is syncing this database: process ${first.pid} on ${hostname()}`);
     const a = await firstDone;
     expect(a.code).toBe(0);
     expect(a.stdout).toMatch(/app1 \(us\): ok \[full\]/);
-    expect(count(db, 'select count(*) as n from leases')).toBe(0); // released
-    expect(count(db, "select count(*) as n from sync_runs where status = 'ok'")).toBe(1);
+    expect(countIn(db, 'select count(*) as n from leases')).toBe(0); // released
+    expect(countIn(db, "select count(*) as n from sync_runs where status = 'ok'")).toBe(1);
   });
 
   it('takes over a stale lease, and respects a live one', async () => {
@@ -87,7 +65,7 @@ describe('the sync lease, stale leases and SIGTERM', () => {
     const { cfg, db } = config('sigterm');
     const child = spawnCli(['sync', '--config', cfg], env);
     const done = collect(child);
-    await waitFor(() => count(db, 'select count(*) as n from calls') >= 200, '200 stored calls');
+    await waitFor(() => countIn(db, 'select count(*) as n from calls') >= 200, '200 stored calls');
     child.kill('SIGTERM');
     const res = await done;
     expect(res.code).toBe(5);

@@ -1,35 +1,13 @@
 import { writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
-import { setTimeout as delay } from 'node:timers/promises';
-import SqliteDatabase from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Simulator } from '../../src/simulator/index.js';
 import { migrateToLatest } from '../../src/store/migrate.js';
 import { collect, runCli, spawnCli } from '../helpers/cli.js';
 import { databaseFactory, testDialects, type TestDialect } from '../helpers/databases.js';
 import { KEY_ENV, startTestSim, tempDir, TEST_KEY, testConfig, withStore } from '../helpers/harness.js';
-
-function count(path: string, query: string): number {
-  try {
-    const db = new SqliteDatabase(path, { readonly: true, fileMustExist: true });
-    try {
-      return (db.prepare(query).get() as { n: number }).n;
-    } finally {
-      db.close();
-    }
-  } catch {
-    return 0;
-  }
-}
-
-async function waitFor(check: () => boolean, what: string): Promise<void> {
-  const deadline = Date.now() + 30_000;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await delay(10);
-  }
-}
+import { countIn, waitFor } from '../helpers/watch-sqlite.js';
 
 interface StatusJson {
   healthy: boolean;
@@ -55,7 +33,7 @@ describe('a sync killed with SIGKILL: status and runs show its run abandoned at 
     writeFileSync(cfg, JSON.stringify(testConfig(sim, ['app1'], db, { detailFetch: 'always', concurrency: 1 })));
     const child = spawnCli(['sync', '--config', cfg], env);
     const done = collect(child);
-    await waitFor(() => count(db, 'select count(*) as n from calls') > 0 || child.exitCode !== null, 'the sync to store its first calls');
+    await waitFor(() => countIn(db, 'select count(*) as n from calls') > 0 || child.exitCode !== null, 'the sync to store its first calls');
     expect(child.exitCode, 'the sync ended before it could be observed mid-run').toBeNull();
 
     // A genuinely running sync is not abandoned.
@@ -69,7 +47,7 @@ describe('a sync killed with SIGKILL: status and runs show its run abandoned at 
     child.kill('SIGKILL');
     expect((await done).signal).toBe('SIGKILL');
     // Nothing wrote to the database since: the row still says 'running'.
-    expect(count(db, "select count(*) as n from sync_runs where status = 'running'")).toBe(1);
+    expect(countIn(db, "select count(*) as n from sync_runs where status = 'running'")).toBe(1);
 
     const status = await runCli(['status', '--config', cfg], env);
     expect(status.code, status.stderr).toBe(1);

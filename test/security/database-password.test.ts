@@ -8,7 +8,7 @@ import type { Simulator } from '../../src/simulator/index.js';
 import { maskDatabaseUrl } from '../../src/store/destinations/index.js';
 import { connectionString, displayUrl } from '../../src/store/destinations/postgres-connection.js';
 import { runCli } from '../helpers/cli.js';
-import { databaseFactory, testDialects } from '../helpers/databases.js';
+import { databaseFactory, pgExec, testDialects } from '../helpers/databases.js';
 import { KEY_ENV, startTestSim, tempDir, TEST_KEY, testConfig } from '../helpers/harness.js';
 
 /**
@@ -148,15 +148,7 @@ describe.runIf(postgres)('the PostgreSQL password comes from the environment and
     expect(r.stdout + r.stderr).not.toContain(encodeURIComponent(PW));
   };
 
-  async function admin(text: string, url = direct): Promise<void> {
-    const c = new pg.Client({ connectionString: url });
-    await c.connect();
-    try {
-      await c.query(text);
-    } finally {
-      await c.end();
-    }
-  }
+  const admin = (text: string, url = direct): Promise<void> => pgExec(url, text);
 
   beforeAll(async () => {
     direct = await dbs.fresh('password');
