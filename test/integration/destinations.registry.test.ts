@@ -69,8 +69,8 @@ describe('the destinations registry resolves a `database` setting', () => {
   it('declares what each destination can do', () => {
     const sqlite = resolveDestination('x.db').capabilities;
     const postgres = resolveDestination('postgres://h/db').capabilities;
-    expect(sqlite).toMatchObject({ transactionalDdl: true, concurrentWriters: false, leases: true, advisoryLocks: false, readOnlyRole: false, serverSideCancel: false, localFile: true, passwordLogin: false, rowid: true, sequences: false });
-    expect(postgres).toMatchObject({ transactionalDdl: true, concurrentWriters: true, leases: true, advisoryLocks: true, readOnlyRole: true, serverSideCancel: true, localFile: false, passwordLogin: true, rowid: false, sequences: true });
+    expect(sqlite).toMatchObject({ transactionalDdl: true, concurrentWriters: false, serverSideCancel: false, localFile: true, passwordLogin: false, rowid: true, sequences: false });
+    expect(postgres).toMatchObject({ transactionalDdl: true, concurrentWriters: true, serverSideCancel: true, localFile: false, passwordLogin: true, rowid: false, sequences: true });
     // Exactly one destination takes file paths (the fallback), and it comes last.
     expect(DESTINATIONS.filter((d) => d.capabilities.localFile).map((d) => d.name)).toEqual(['sqlite']);
     expect(DESTINATIONS.at(-1)!.name).toBe('sqlite');

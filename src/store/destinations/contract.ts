@@ -28,7 +28,10 @@ export interface OpenOptions {
   env?: Readonly<Record<string, string | undefined>>;
 }
 
-/** What a destination can do; callers branch on these, never on the destination's name. */
+/**
+ * What a destination can do; callers branch on these, never on the destination's name. A flag is
+ * declared only when some caller reads it: one nobody reads is a promise nothing checks.
+ */
 export interface Capabilities {
   /** DDL runs inside a transaction, so a migration is applied (and recorded) all or nothing. */
   readonly transactionalDdl: boolean;
@@ -37,12 +40,6 @@ export interface Capabilities {
    * when false, a sync takes the one database lease and a second process skips.
    */
   readonly concurrentWriters: boolean;
-  /** The `leases` table works there (a conditional upsert with a row lock): sync coordination. */
-  readonly leases: boolean;
-  /** Server-side advisory locks (pg_advisory_lock); unused today, declared for a future lease. */
-  readonly advisoryLocks: boolean;
-  /** A login role can be made read-only on the server; `query` then refuses more powerful roles. */
-  readonly readOnlyRole: boolean;
   /** A running statement can be cancelled on the server (Ctrl-C, statement_timeout). */
   readonly serverSideCancel: boolean;
   /** The database is a local file: it exists or not before anything connects. */

@@ -67,9 +67,6 @@ export const postgres: Destination = {
   capabilities: {
     transactionalDdl: true,
     concurrentWriters: true,
-    leases: true,
-    advisoryLocks: true,
-    readOnlyRole: true,
     serverSideCancel: true,
     localFile: false,
     sequences: true,

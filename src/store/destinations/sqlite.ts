@@ -248,9 +248,6 @@ export const sqlite: Destination = {
   capabilities: {
     transactionalDdl: true,
     concurrentWriters: false,
-    leases: true,
-    advisoryLocks: false,
-    readOnlyRole: false,
     serverSideCancel: false,
     localFile: true,
     sequences: false,
