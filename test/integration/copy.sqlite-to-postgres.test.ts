@@ -13,7 +13,7 @@ describe.runIf(postgres)('callsync copy moves a SQLite database into PostgreSQL'
   const tmp = tempDir();
   const dbs = databaseFactory('postgres', tmp.dir);
   beforeAll(async () => {
-    sim = await startTestSim([{ calls: 1500 }], { notFoundCalls: 3, malformedCalls: 2 });
+    sim = await startTestSim([{ calls: 1500 }], { notFoundCalls: 3, malformedCalls: 2, details: { transcriptions: true } });
   });
   afterAll(async () => {
     await sim.close();
