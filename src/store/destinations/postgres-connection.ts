@@ -163,14 +163,15 @@ export function mapPostgresError(err: unknown, database?: string): MappedDatabas
 }
 
 /** The codes that mean the connection itself failed (as opposed to a statement on it). */
-const CONNECT_CODES: ReadonlySet<string> = new Set(['DB_UNREACHABLE', 'DB_AUTH', 'DB_NOT_FOUND']);
+const CONNECT_CODES = ['DB_UNREACHABLE', 'DB_AUTH', 'DB_NOT_FOUND'] as const;
 
 /**
- * One line for a failure to connect (the server is down or unreachable, the login or the database
- * is refused), naming the server and what to check; undefined for any other error.
+ * A failure to connect (the server is down or unreachable, the login or the database is refused)
+ * as one line naming the server and what to check, a ConfigError carrying the mapped code (the
+ * `database` setting cannot be used as given); `otherwise` (the same with pg's words) for any other error.
  */
-export function connectionProblem(url: string, err: unknown): string | undefined {
+export function connectionError(url: string, err: unknown, otherwise: string): ConfigError {
   const m = mapPostgresError(err, url);
-  if (!m || !CONNECT_CODES.has(m.code)) return undefined;
-  return `${m.message}: ${m.hint}`;
+  const code = CONNECT_CODES.find((c) => c === m?.code);
+  return m && code ? new ConfigError(`${m.message}: ${m.hint}`, code) : new ConfigError(`${otherwise} (${errorMessage(err)})`);
 }
