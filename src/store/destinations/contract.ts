@@ -161,7 +161,10 @@ export interface Destination {
   open(database: string, opts?: OpenOptions): Promise<Store>;
   /** Runs one statement on a read-only connection, streaming at most `limit` rows (limit already checked). */
   streamReadOnlyQuery(database: string, text: string, sink: QuerySink, opts: QueryOptions & { limit: number }): Promise<QuerySummary>;
-  /** Our code, message and hint for one of its native errors; undefined for any other error. */
+  /**
+   * Our code, message and hint for one of its native errors; undefined for any other error. The one
+   * place that reads a driver's errors: callers get a DatabaseError (index.ts, toDatabaseError).
+   */
   mapError(err: unknown, database?: string): MappedDatabaseError | undefined;
 }
 

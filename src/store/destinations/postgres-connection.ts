@@ -131,7 +131,8 @@ export function mapPostgresError(err: unknown, database?: string): MappedDatabas
   const at = database ? ` at ${serverOf(database)}` : '';
   // A socket error means "the server cannot be reached" only when we know it came from connecting to
   // one (`database` given): the same codes come from HTTP. pg's own connection timeout
-  // ("Connection terminated due to connection timeout") has no code.
+  // ("Connection terminated due to connection timeout") has no code and no class of its own: its
+  // words are all pg gives, so they are read here, the one place that reads pg's errors.
   const reason =
     database === undefined ? undefined : (NETWORK_REASONS[code] ?? (code === '' && /timeout/i.test(text) && /connect/i.test(text) ? 'timed out' : undefined));
   if (reason) return { code: 'DB_UNREACHABLE', message: `cannot reach the PostgreSQL database${at} (${reason})`, hint: 'check it is running and the URL in `database` (or --database)' };
