@@ -68,9 +68,9 @@ export async function diagnoseHost(baseUrl: string, timeoutMs: number): Promise<
 /** The verdict on one failed probe, in words, with what to check. */
 async function verdict(err: unknown, app: AppSettings, baseUrl: string, field: 'callsBaseUrl' | 'chatBaseUrl'): Promise<string> {
   if (!(err instanceof ApiError)) return `failed: ${(err as Error).message}`;
-  const code = err.code ? ` (${err.code}${err.status ? `, HTTP ${err.status}` : ''})` : err.status ? ` (HTTP ${err.status})` : '';
+  const code = err.serviceCode ? ` (${err.serviceCode}${err.status ? `, HTTP ${err.status}` : ''})` : err.status ? ` (HTTP ${err.status})` : '';
   const host = new URL(baseUrl).host;
-  switch (err.code) {
+  switch (err.serviceCode) {
     case 'AUTH_ERR_APIKEY_NOT_FOUND':
     case 'AUTH_ERR_EMPTY_APIKEY':
       return `wrong key${code}: the service does not accept the key in ${app.apiKeyEnv} for app ${app.appId}; copy the app's REST API key from the dashboard`;

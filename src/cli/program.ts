@@ -1,9 +1,7 @@
 import { Command, CommanderError, Option } from 'commander';
 import { LOG_FORMATS, type LogFormat } from '../log/logger.js';
-import { ConfigError } from '../config/errors.js';
-import { mapDatabaseError } from '../store/destinations/index.js';
-import { MigrationError } from '../store/migrate.js';
-import { QueryRefusedError } from '../store/read-only-query.js';
+import { CallsyncError } from '../config/errors.js';
+import { toDatabaseError } from '../store/destinations/index.js';
 import { registerCheck } from './commands/check.js';
 import { registerConfig } from './commands/config.js';
 import { registerCopy } from './commands/copy.js';
@@ -21,7 +19,7 @@ import { registerSimulate } from './commands/simulate.js';
 import { registerState } from './commands/state.js';
 import { registerSync } from './commands/sync.js';
 import { registerVerify } from './commands/verify.js';
-import { EXIT } from './exit-codes.js';
+import { EXIT, EXIT_FOR_CODE } from './exit-codes.js';
 import { sanitizeForTerminal } from './output.js';
 import { setLogFormat } from './runtime.js';
 import { packageVersion } from './version.js';
@@ -83,26 +81,17 @@ export async function main(argv: readonly string[]): Promise<void> {
       process.exitCode = err.exitCode === 0 ? EXIT.OK : EXIT.USAGE;
       return;
     }
-    if (err instanceof ConfigError) {
-      // Every problem of a config at once, one line each.
-      for (const p of err.problems) console.error(sanitizeForTerminal(`callsync: ${p}`, { singleLine: true }));
-      process.exitCode = EXIT.USAGE;
+    // Ours already, or a native database error its destination maps (SQLITE_BUSY past the busy timeout, a SQLSTATE).
+    const known = err instanceof CallsyncError ? err : toDatabaseError(err);
+    if (known && known.code !== 'INTERNAL') {
+      // One line each (a config's problems all at once); the exit code from the one table.
+      for (const line of known.lines()) console.error(sanitizeForTerminal(`callsync: ${line}`, { singleLine: true }));
+      process.exitCode = EXIT_FOR_CODE[known.code];
       return;
     }
-    if (err instanceof MigrationError || err instanceof QueryRefusedError) {
-      console.error(sanitizeForTerminal(`callsync: ${err.message}`, { singleLine: true }));
-      process.exitCode = EXIT.USAGE;
-      return;
-    }
-    const mapped = mapDatabaseError(err);
-    if (mapped?.code === 'DB_LOCKED') {
-      // Another process kept the database locked for longer than the busy timeout.
-      console.error(sanitizeForTerminal(`callsync: ${mapped.message}; ${mapped.hint}`, { singleLine: true }));
-      process.exitCode = EXIT.SYNC_FAILED;
-      return;
-    }
+    // Not ours, or a bug we caught (INTERNAL): the stack helps whoever fixes it.
     console.error(sanitizeForTerminal(`callsync: unexpected error: ${(err as Error).stack ?? String(err)}`));
-    process.exitCode = EXIT.INTERNAL;
+    process.exitCode = known ? EXIT_FOR_CODE[known.code] : EXIT.INTERNAL;
   }
 }
 

@@ -1,3 +1,4 @@
+import { InterruptedError } from '../config/errors.js';
 import { EXIT } from './exit-codes.js';
 
 /**
@@ -11,7 +12,7 @@ export function abortOnSignals(onFirst?: (signal: NodeJS.Signals) => void): { si
       process.exit(EXIT.INTERRUPTED);
     }
     onFirst?.(sig);
-    controller.abort(new Error(`received ${sig}`));
+    controller.abort(new InterruptedError(`received ${sig}`));
   };
   process.on('SIGTERM', handler);
   process.on('SIGINT', handler);

@@ -1,4 +1,5 @@
 import { sql, type Kysely, type Transaction } from 'kysely';
+import { InternalError } from '../config/errors.js';
 import type { Database } from '../store/schema.js';
 import { saveTolerance, TOLERANCE_SETTING } from '../store/settings-repo.js';
 import { ISSUE_CODES, type IssueCode, type ReconciliationAdditions } from './issue-codes.js';
@@ -75,7 +76,7 @@ export async function withTolerance<T>(db: Kysely<Database>, tolerance: number, 
     if (err instanceof Rollback) return err.value as T;
     throw err;
   }
-  throw new Error('unreachable');
+  throw new InternalError('unreachable: withTolerance returns from its catch');
 }
 
 /** The view's calls the filter selects (with the columns the view gained after its `Database` type). */

@@ -34,7 +34,7 @@ export class CallsApi {
     const body = await this.http.getJson(this.callsBaseUrl, `/calls?page=${page}&perPage=${perPage}`, 'list', page === 0 ? 'List Calls (first page, asked as page=0)' : `List Calls page ${page}`);
     const parsed = ListEnvelopeSchema.safeParse(body);
     if (!parsed.success) {
-      throw new ApiError(`${this.http.label}: List Calls page ${page} answered without a "data" array; is callsBaseUrl the Calls API (…/v3)?`, 'client', undefined, 200, 1);
+      throw new ApiError(`${this.http.label}: List Calls page ${page} answered without a "data" array; is callsBaseUrl the Calls API (…/v3)?`, 'client', undefined, 200, 1, this.http.appId);
     }
     return { entries: parsed.data.data, pagination: parsed.data.meta?.pagination };
   }

@@ -26,7 +26,7 @@ export class ChatApi {
     }
     const parsed = ListEnvelopeSchema.safeParse(body);
     if (!parsed.success) {
-      throw new ApiError(`${this.http.label}: List Group Members answered without a "data" array; is chatBaseUrl the Chat API (…/v3)?`, 'client', undefined, 200, 1);
+      throw new ApiError(`${this.http.label}: List Group Members answered without a "data" array; is chatBaseUrl the Chat API (…/v3)?`, 'client', undefined, 200, 1, this.http.appId);
     }
     return { found: true, entries: parsed.data.data, pagination: parsed.data.meta?.pagination };
   }
@@ -40,7 +40,7 @@ export class ChatApi {
     const t = unit === 'ms' ? toSec * 1000 : toSec;
     const body = await this.http.getJson(this.chatBaseUrl, `/stats?fromDate=${f}&toDate=${t}`, 'stats', 'Usage Metrics');
     const parsed = UsageStatsSchema.safeParse(body);
-    if (!parsed.success) throw new ApiError(`${this.http.label}: Usage Metrics answered in an unknown shape`, 'client', undefined, 200, 1);
+    if (!parsed.success) throw new ApiError(`${this.http.label}: Usage Metrics answered in an unknown shape`, 'client', undefined, 200, 1, this.http.appId);
     return parsed.data;
   }
 }

@@ -1,6 +1,8 @@
+import { CallsyncError, type ErrorCode } from '../config/errors.js';
+
 /**
- * API errors carry a stable `kind` that callers branch on; the service's `code` and the HTTP
- * status are kept for messages. Classification: the body's `code` first, the HTTP status second
+ * API errors carry a stable `kind` that callers branch on (and our `code`, API_ and the kind); the
+ * service's own code (`serviceCode`) and the HTTP status are kept for messages. Classification: the body's `code` first, the HTTP status second
  * (api-facts.md, Errors: statuses are undocumented and vary between clients).
  */
 export type ApiErrorKind =
@@ -44,17 +46,35 @@ export function isRetryable(kind: ApiErrorKind): boolean {
   return kind === 'rate_limited' || kind === 'transient';
 }
 
-export class ApiError extends Error {
+const CODE_BY_KIND: Readonly<Record<ApiErrorKind, ErrorCode>> = {
+  auth: 'API_AUTH',
+  account: 'API_ACCOUNT',
+  not_found: 'API_NOT_FOUND',
+  rate_limited: 'API_RATE_LIMITED',
+  transient: 'API_TRANSIENT',
+  client: 'API_CLIENT',
+  aborted: 'API_ABORTED',
+};
+
+export class ApiError extends CallsyncError {
   constructor(
     message: string,
     readonly kind: ApiErrorKind,
-    readonly code: string | undefined,
+    /** The service's code (`AUTH_ERR_APIKEY_NOT_FOUND`, …); ours is `code`. */
+    readonly serviceCode: string | undefined,
     readonly status: number | undefined,
     readonly attempts: number,
+    /** The app id when the message already names the app at its start (`app X (region): …`), so callers do not name it twice. */
+    readonly appId?: string,
   ) {
-    super(message);
+    super(CODE_BY_KIND[kind], message);
     this.name = 'ApiError';
   }
+}
+
+/** True when `err`'s message already starts by naming app `appId` (an ApiError from that app's client). */
+export function namesApp(err: unknown, appId: string): boolean {
+  return err instanceof ApiError && err.appId === appId;
 }
 
 /** Pulls `code` and `message` out of an error body of any documented shape, or of none. */

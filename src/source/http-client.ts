@@ -116,6 +116,11 @@ export class AppHttpClient {
 
   constructor(private readonly opts: HttpClientOptions) {}
 
+  /** The app this client talks for (the one `label` names). */
+  get appId(): string {
+    return this.opts.appId;
+  }
+
   get label(): string {
     return `app ${this.opts.appId} (${this.opts.region})`;
   }
@@ -128,7 +133,7 @@ export class AppHttpClient {
     let last: Failure | undefined;
     let attempts = 0;
     const signal = this.opts.signal;
-    const aborted = (): ApiError => new ApiError(`${this.label}: ${what} not sent: stopping`, 'aborted', undefined, undefined, attempts);
+    const aborted = (): ApiError => new ApiError(`${this.label}: ${what} not sent: stopping`, 'aborted', undefined, undefined, attempts, this.opts.appId);
     for (let attempt = 1; attempt <= maxAttempts; attempt++) {
       if (this.#stopped) throw this.#stopped;
       if (signal?.aborted) throw aborted();
@@ -168,6 +173,7 @@ export class AppHttpClient {
       f.code,
       f.status,
       attempts,
+      this.opts.appId,
     );
     if (f.kind === 'auth' || f.kind === 'account') this.#stopped = err;
     throw err;

@@ -1,4 +1,5 @@
 import type { CallsApi, ListCallsPage } from './calls-api.js';
+import { CallsyncError } from '../config/errors.js';
 import { ApiError } from './errors.js';
 import { DistinctIds, entryIds, ListingEnd, OrderObserver, ORDER_KEYS, pageMeta, sameIds, type EntryTimes, type ListingOrder, type OrderKey } from './listing-evidence.js';
 import type { Pagination } from './schemas.js';
@@ -11,8 +12,11 @@ export interface CallsPage {
 }
 
 /** The listing misbehaved in a way paging cannot get past (a page that repeats before the end). */
-export class ListingError extends Error {
-  readonly code = 'LISTING_INCONSISTENT';
+export class ListingError extends CallsyncError {
+  constructor(message: string, code: 'LISTING_INCONSISTENT' | 'GROUP_TOO_LARGE' = 'LISTING_INCONSISTENT') {
+    super(code, message);
+    this.name = 'ListingError';
+  }
 }
 
 export interface ListingOptions {

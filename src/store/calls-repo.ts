@@ -1,4 +1,5 @@
 import { CompiledQuery, type DialectAdapter, type Kysely, type QueryResult, type Transaction } from 'kysely';
+import { InternalError } from '../config/errors.js';
 import type { CallRows, Database, NewCallRow, NewParticipantRow, NewRecordingRow, NewTranscriptionRow } from './schema.js';
 
 type Db = Kysely<Database> | Transaction<Database>;
@@ -47,7 +48,7 @@ function compiledOnce(db: Db, key: string, expectedParams: number, build: () => 
     const q = build();
     // The parameters must be exactly the row values in column order; a compiler that inlines or adds
     // one would bind the wrong values, so refuse rather than write garbage.
-    if (q.parameters.length !== expectedParams) throw new Error(`calls-repo: statement ${key} compiled to ${q.parameters.length} parameters, expected ${expectedParams}`);
+    if (q.parameters.length !== expectedParams) throw new InternalError(`calls-repo: statement ${key} compiled to ${q.parameters.length} parameters, expected ${expectedParams}`);
     text = q.sql;
     cache.set(key, text);
   }

@@ -1,10 +1,15 @@
 import { Migrator, type Kysely, type MigrationProvider, type MigrationResultSet } from 'kysely';
 import { migrationsFor } from '../../migrations/index.js';
+import { CallsyncError } from '../config/errors.js';
 import { destinationOf } from './destinations/index.js';
 import type { Database } from './schema.js';
 
-export class MigrationError extends Error {
-  readonly code = 'MIGRATION_FAILED';
+/** A migration failed: the schema was left as it was before it (transactional DDL). */
+export class MigrationError extends CallsyncError {
+  constructor(message: string) {
+    super('MIGRATION_FAILED', message);
+    this.name = 'MigrationError';
+  }
 }
 
 /** The migrations bound to the SQL fragments of the destination `db` was opened on. */

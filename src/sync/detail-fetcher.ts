@@ -48,7 +48,7 @@ export const LIVE_NOT_FOUND_RUNS = 3;
  * An auth or account error is remembered as `fatal` (the app stops).
  */
 export class DetailFetcher {
-  #fatal: string | undefined;
+  #fatal: ApiError | undefined;
   /**
    * Calls Get Call was asked for in this run that a follow-up pass would otherwise ask again: those
    * in `watch`, those that did not come out whole, and those that still look unsettled. Only these
@@ -58,7 +58,7 @@ export class DetailFetcher {
 
   constructor(private readonly d: DetailFetcherDeps) {}
 
-  get fatal(): string | undefined {
+  get fatal(): ApiError | undefined {
     return this.#fatal;
   }
 
@@ -100,7 +100,7 @@ export class DetailFetcher {
       got = await d.api.getCall(id);
     } catch (err) {
       if (err instanceof ApiError && (err.kind === 'auth' || err.kind === 'account')) {
-        this.#fatal ??= err.message;
+        this.#fatal ??= err;
         return;
       }
       if (err instanceof ApiError && err.kind === 'aborted') return; // not written: the next run fetches it

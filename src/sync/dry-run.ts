@@ -2,7 +2,7 @@ import pLimit from 'p-limit';
 import type { AppSettings, Settings } from '../config/load.js';
 import { redact } from '../config/secret.js';
 import { CallsApi } from '../source/calls-api.js';
-import { ApiError } from '../source/errors.js';
+import { ApiError, namesApp } from '../source/errors.js';
 import { AppHttpClient } from '../source/http-client.js';
 import type { ListingOrder } from '../source/listing-evidence.js';
 import { CallListing } from '../source/paginate-calls.js';
@@ -148,7 +148,7 @@ async function dryRunApp(deps: SyncDeps, settings: Settings, app: AppSettings, o
   } catch (err) {
     r.status = 'failed';
     const msg = (err as Error).message;
-    r.error = redact(msg.startsWith(`app ${app.appId}`) ? msg : `app ${app.appId} (${app.region}): ${msg}`, app.apiKey ? [app.apiKey] : []);
+    r.error = redact(namesApp(err, app.appId) ? msg : `app ${app.appId} (${app.region}): ${msg}`, app.apiKey ? [app.apiKey] : []);
   } finally {
     if (client) {
       r.requests = client.counters.requests;

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Kysely } from 'kysely';
+import { CallsyncError } from '../config/errors.js';
 import { releaseLease, renewLease, takeOverLease, tryAcquireLease } from '../store/lease-repo.js';
 import type { Database, LeasesTable } from '../store/schema.js';
 import type { Clock, Timer } from '../clock/clock.js';
@@ -8,6 +9,14 @@ import { pidAlive } from '../store/process-alive.js';
 
 /** How long a lease lasts without renewal: a crashed holder's lease is taken over after this. */
 export const DEFAULT_LEASE_TTL_MS = 60_000;
+
+/** A lease lost to another process while held (LEASE_LOST), or one that kept changing hands while this process tried to take it (LEASE_CONTENDED). */
+export class LeaseError extends CallsyncError {
+  constructor(code: 'LEASE_LOST' | 'LEASE_CONTENDED', message: string) {
+    super(code, message);
+    this.name = 'LeaseError';
+  }
+}
 
 export type LeaseOutcome = { acquired: true; lease: HeldLease } | { acquired: false; heldBy: LeasesTable };
 
@@ -38,7 +47,7 @@ export class HeldLease {
 
   async #renew(): Promise<void> {
     try {
-      if (!(await renewLease(this.db, this.name, this.holder, this.clock.now(), this.ttlMs))) this.#lost.abort(new Error(`lease ${this.name} was taken over by another process`));
+      if (!(await renewLease(this.db, this.name, this.holder, this.clock.now(), this.ttlMs))) this.#lost.abort(new LeaseError('LEASE_LOST', `lease ${this.name} was taken over by another process`));
     } catch {
       // A busy database delays a renewal; the next tick tries again well before the expiry.
     }
@@ -67,7 +76,7 @@ export async function acquireLease(db: Kysely<Database>, name: string, clock: Cl
     if (row.holder !== me.holder) return { acquired: false, heldBy: row };
     return { acquired: true, lease: new HeldLease(db, name, me.holder, clock, ttlMs) };
   }
-  throw new Error(`lease ${name} changed hands ${ACQUIRE_ATTEMPTS} times while this process tried to take it over; run again`);
+  throw new LeaseError('LEASE_CONTENDED', `lease ${name} changed hands ${ACQUIRE_ATTEMPTS} times while this process tried to take it over; run again`);
 }
 
 const ACQUIRE_ATTEMPTS = 5;

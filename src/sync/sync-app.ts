@@ -6,7 +6,7 @@ import type { AppSettings, Settings } from '../config/load.js';
 import { redact } from '../config/secret.js';
 import { CallsApi } from '../source/calls-api.js';
 import { ChatApi } from '../source/chat-api.js';
-import { ApiError } from '../source/errors.js';
+import { ApiError, namesApp } from '../source/errors.js';
 import { AppHttpClient, type RetryEvent } from '../source/http-client.js';
 import { CallListing, type ListingOutcome } from '../source/paginate-calls.js';
 import { RequestPacer } from '../source/request-pacer.js';
@@ -82,7 +82,7 @@ export async function syncApp(deps: SyncDeps, settings: Settings, app: AppSettin
 
   try {
     if (!app.apiKey) {
-      throw new ApiError(`app ${app.appId} (${app.region}): environment variable ${app.apiKeyEnv} is not set; export the app's REST API key (fullAccess) in it`, 'auth', undefined, undefined, 0);
+      throw new ApiError(`app ${app.appId} (${app.region}): environment variable ${app.apiKeyEnv} is not set; export the app's REST API key (fullAccess) in it`, 'auth', undefined, undefined, 0, app.appId);
     }
     const client = new AppHttpClient({
       appId: app.appId, region: app.region, apiKey: app.apiKey, dispatcher: deps.dispatcher,
@@ -229,7 +229,7 @@ export async function syncApp(deps: SyncDeps, settings: Settings, app: AppSettin
       writer.throwIfFailed();
     }
 
-    if (fetcher.fatal) throw new Error(fetcher.fatal);
+    if (fetcher.fatal) throw fetcher.fatal;
     if (opts.signal?.aborted) throw stopped();
 
     const groups = await syncGroupMembers({ db, nowSeconds: () => unixSeconds(clock), runId: opts.runId, maxMembers: settings.maxMembersPerGroup }, new ChatApi(client, app.chatBaseUrl), app.appId, [...groupsCalled].sort());
@@ -260,7 +260,7 @@ export async function syncApp(deps: SyncDeps, settings: Settings, app: AppSettin
   } catch (err) {
     r.status = opts.signal?.aborted ? 'interrupted' : 'failed';
     const msg = (err as Error).message;
-    r.error = redact(msg.startsWith(`app ${app.appId}`) ? msg : `app ${app.appId} (${app.region}): ${msg}`, app.apiKey ? [app.apiKey] : []);
+    r.error = redact(namesApp(err, app.appId) ? msg : `app ${app.appId} (${app.region}): ${msg}`, app.apiKey ? [app.apiKey] : []);
     if (r.status === 'interrupted') r.error = `app ${app.appId} (${app.region}): interrupted by a signal; pages already fetched were written, the next run resumes`;
     // Reported once, by the caller: the summary line (or `sync --json`) carries the error. A second
     // copy in the log put the same failure on the terminal twice; --log-level debug still shows it here.

@@ -25,7 +25,12 @@ export interface GroupSyncResult {
  * listing adds up (they replace the stored ones in one transaction), so an endless member listing
  * would exhaust memory. It fails the app, not just the group: the operator has to look.
  */
-export class GroupTooLargeError extends ListingError {}
+export class GroupTooLargeError extends ListingError {
+  constructor(message: string) {
+    super(message, 'GROUP_TOO_LARGE');
+    this.name = 'GroupTooLargeError';
+  }
+}
 
 /** Groups whose members are fetched at once; each group's pages are read in order. */
 const GROUP_CONCURRENCY = 4;
@@ -128,7 +133,7 @@ export async function syncGroupMembers(
         }
         const short = end.shortfall(seen.count);
         if (!complete || (short ?? 0) > 0) {
-          throw new Error(complete ? `the listing reports ${end.minTotal} members but ${seen.count} could be listed` : `the listing did not end within ${MAX_MEMBER_PAGES} pages`);
+          throw new ListingError(complete ? `the listing reports ${end.minTotal} members but ${seen.count} could be listed` : `the listing did not end within ${MAX_MEMBER_PAGES} pages`);
         }
         await deps.db.transaction().execute(async (trx) => {
           await replaceGroupMembers(trx, appId, guid, members, deps.nowSeconds());

@@ -3,7 +3,7 @@ import type { Dispatcher } from 'undici';
 import type { AppSettings, Settings } from '../config/load.js';
 import { redact } from '../config/secret.js';
 import { CallsApi } from '../source/calls-api.js';
-import { ApiError } from '../source/errors.js';
+import { ApiError, namesApp } from '../source/errors.js';
 import { AppHttpClient } from '../source/http-client.js';
 import { RequestPacer } from '../source/request-pacer.js';
 import type { ApiCall } from '../source/schemas.js';
@@ -63,7 +63,7 @@ export function openCallsApi(deps: VerifyDeps, settings: Settings, app: AppSetti
 
 /** A service error as one line naming the app and region, the key redacted. */
 export function apiProblem(app: AppSettings, err: ApiError): string {
-  const msg = err.message.startsWith(`app ${app.appId}`) ? err.message : `app ${app.appId} (${app.region}): ${err.message}`;
+  const msg = namesApp(err, app.appId) ? err.message : `app ${app.appId} (${app.region}): ${err.message}`;
   return redact(msg, app.apiKey ? [app.apiKey] : []);
 }
 

@@ -1,6 +1,9 @@
 import type { Dialect, DialectAdapter, Kysely } from 'kysely';
 import type { DialectSql } from '../../../migrations/dialect.js';
+import { CallsyncError, type DatabaseErrorCode } from '../../config/errors.js';
 import type { Database } from '../schema.js';
+
+export type { DatabaseErrorCode } from '../../config/errors.js';
 
 /**
  * What every destination (a kind of database callsync writes to) provides. The rest of the code
@@ -52,24 +55,22 @@ export interface Capabilities {
   readonly passwordLogin: boolean;
 }
 
-/** Our own codes for the database failures a user can do something about. */
-export type DatabaseErrorCode =
-  | 'DB_LOCKED'
-  | 'DB_READ_ONLY'
-  | 'DB_UNREACHABLE'
-  | 'DB_AUTH'
-  | 'DB_NOT_FOUND'
-  | 'DB_TOO_MANY_CONNECTIONS'
-  | 'DB_CANNOT_OPEN'
-  | 'DB_FULL'
-  | 'QUERY_TIMEOUT'
-  | 'QUERY_CANCELLED';
-
-/** A native error as we say it: a stable code, what happened, what to do next. */
+/** A native error as we say it: a stable code (config/errors.ts lists them), what happened, what to do next. */
 export interface MappedDatabaseError {
   code: DatabaseErrorCode;
   message: string;
   hint: string;
+}
+
+/** A native database error after its destination's mapError: the native error is kept as `cause`. */
+export class DatabaseError extends CallsyncError {
+  declare readonly code: DatabaseErrorCode;
+  declare readonly hint: string;
+  constructor(mapped: MappedDatabaseError, cause?: unknown) {
+    super(mapped.code, mapped.message, mapped.hint);
+    this.name = 'DatabaseError';
+    if (cause !== undefined) this.cause = cause;
+  }
 }
 
 export interface QueryOptions {
@@ -97,13 +98,30 @@ export interface QuerySummary {
 }
 
 /** A statement refused because it would change the database, or a connection refused because it could. */
-export class QueryRefusedError extends Error {
-  readonly code = 'QUERY_NOT_READ_ONLY';
+export class QueryRefusedError extends CallsyncError {
+  constructor(message: string) {
+    super('QUERY_NOT_READ_ONLY', message);
+    this.name = 'QueryRefusedError';
+  }
 }
 
 /** The query was stopped by a signal (Ctrl-C); on PostgreSQL the server statement was cancelled. */
-export class QueryInterruptedError extends Error {
-  readonly code = 'QUERY_INTERRUPTED';
+export class QueryInterruptedError extends CallsyncError {
+  constructor(message: string) {
+    super('QUERY_INTERRUPTED', message);
+    this.name = 'QueryInterruptedError';
+  }
+}
+
+/**
+ * `callsync query` could not run the statement: not one statement, an SQL error (the database's own
+ * words), or the server cancelled it (statement_timeout, or another session).
+ */
+export class QueryError extends CallsyncError {
+  constructor(code: 'QUERY_INVALID' | 'QUERY_TIMEOUT' | 'QUERY_CANCELLED', message: string) {
+    super(code, message);
+    this.name = 'QueryError';
+  }
 }
 
 export const READ_ONLY = 'query is read-only: only one SELECT (or WITH … SELECT, VALUES, TABLE) runs, and this statement would not be one, so it was not run';
@@ -140,7 +158,10 @@ export interface Destination {
   open(database: string, opts?: OpenOptions): Promise<Store>;
   /** Runs one statement on a read-only connection, streaming at most `limit` rows (limit already checked). */
   streamReadOnlyQuery(database: string, text: string, sink: QuerySink, opts: QueryOptions & { limit: number }): Promise<QuerySummary>;
-  /** Our code, message and hint for one of its native errors; undefined for any other error. */
+  /**
+   * Our code, message and hint for one of its native errors; undefined for any other error. The one
+   * place that reads a driver's errors: callers get a DatabaseError (index.ts, toDatabaseError).
+   */
   mapError(err: unknown, database?: string): MappedDatabaseError | undefined;
 }
 

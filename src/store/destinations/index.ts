@@ -1,9 +1,10 @@
 import type { DialectAdapter, Kysely } from 'kysely';
-import { ConfigError } from '../../config/errors.js';
-import type { Destination, MappedDatabaseError, OpenOptions, Store } from './contract.js';
+import { ConfigError, InternalError } from '../../config/errors.js';
+import { DatabaseError, type Destination, type MappedDatabaseError, type OpenOptions, type Store } from './contract.js';
 import { postgres } from './postgres.js';
 import { openSqliteStore, sqlite } from './sqlite.js';
 
+export { DatabaseError } from './contract.js';
 export type { Capabilities, DatabaseErrorCode, Destination, DialectName, MappedDatabaseError, OpenOptions, Store } from './contract.js';
 
 /**
@@ -36,7 +37,7 @@ export function resolveDestination(database: string): Destination {
 export function destinationOf(db: Kysely<any>): Destination {
   const adapter: DialectAdapter = db.getExecutor().adapter;
   const found = DESTINATIONS.find((d) => d.ownsAdapter(adapter));
-  if (!found) throw new Error(`internal: no destination uses the Kysely adapter ${adapter.constructor.name}`);
+  if (!found) throw new InternalError(`internal: no destination uses the Kysely adapter ${adapter.constructor.name}`);
   return found;
 }
 
@@ -78,6 +79,15 @@ export function mapDatabaseError(err: unknown, database?: string): MappedDatabas
     if (m) return m;
   }
   return undefined;
+}
+
+/**
+ * A native database error as a DatabaseError (a CallsyncError: code, message, hint; the native
+ * error as its cause); undefined for any other error, a CallsyncError included.
+ */
+export function toDatabaseError(err: unknown, database?: string): DatabaseError | undefined {
+  const mapped = mapDatabaseError(err, database);
+  return mapped ? new DatabaseError(mapped, err) : undefined;
 }
 
 /** False when the database is known to be missing (a SQLite file not created yet); a server is only known once reached. */

@@ -131,7 +131,8 @@ export function mapPostgresError(err: unknown, database?: string): MappedDatabas
   const at = database ? ` at ${serverOf(database)}` : '';
   // A socket error means "the server cannot be reached" only when we know it came from connecting to
   // one (`database` given): the same codes come from HTTP. pg's own connection timeout
-  // ("Connection terminated due to connection timeout") has no code.
+  // ("Connection terminated due to connection timeout") has no code and no class of its own: its
+  // words are all pg gives, so they are read here, the one place that reads pg's errors.
   const reason =
     database === undefined ? undefined : (NETWORK_REASONS[code] ?? (code === '' && /timeout/i.test(text) && /connect/i.test(text) ? 'timed out' : undefined));
   if (reason) return { code: 'DB_UNREACHABLE', message: `cannot reach the PostgreSQL database${at} (${reason})`, hint: 'check it is running and the URL in `database` (or --database)' };
@@ -163,14 +164,15 @@ export function mapPostgresError(err: unknown, database?: string): MappedDatabas
 }
 
 /** The codes that mean the connection itself failed (as opposed to a statement on it). */
-const CONNECT_CODES: ReadonlySet<string> = new Set(['DB_UNREACHABLE', 'DB_AUTH', 'DB_NOT_FOUND']);
+const CONNECT_CODES = ['DB_UNREACHABLE', 'DB_AUTH', 'DB_NOT_FOUND'] as const;
 
 /**
- * One line for a failure to connect (the server is down or unreachable, the login or the database
- * is refused), naming the server and what to check; undefined for any other error.
+ * A failure to connect (the server is down or unreachable, the login or the database is refused)
+ * as one line naming the server and what to check, a ConfigError carrying the mapped code (the
+ * `database` setting cannot be used as given); `otherwise` (the same with pg's words) for any other error.
  */
-export function connectionProblem(url: string, err: unknown): string | undefined {
+export function connectionError(url: string, err: unknown, otherwise: string): ConfigError {
   const m = mapPostgresError(err, url);
-  if (!m || !CONNECT_CODES.has(m.code)) return undefined;
-  return `${m.message}: ${m.hint}`;
+  const code = CONNECT_CODES.find((c) => c === m?.code);
+  return m && code ? new ConfigError(`${m.message}: ${m.hint}`, code) : new ConfigError(`${otherwise} (${errorMessage(err)})`);
 }

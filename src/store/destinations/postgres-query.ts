@@ -1,9 +1,10 @@
 import pg from 'pg';
-import { ConfigError } from '../../config/errors.js';
+import { CallsyncError } from '../../config/errors.js';
 import {
   DEFAULT_QUERY_TIMEOUT_SECONDS,
   QUERY_BATCH as BATCH,
   ONE_STATEMENT,
+  QueryError,
   QueryInterruptedError,
   QueryRefusedError,
   READ_ONLY,
@@ -11,15 +12,26 @@ import {
   type QuerySink,
   type QuerySummary,
 } from './contract.js';
-import { connectionProblem, connectionString, displayUrl, PG_TYPES } from './postgres-connection.js';
+import { connectionError, connectionString, displayUrl, mapPostgresError, PG_TYPES } from './postgres-connection.js';
 
 /** The SQLSTATEs of the PostgreSQL errors given a meaning here. */
 const PG = {
   SYNTAX_ERROR: '42601',
   FEATURE_NOT_SUPPORTED: '0A000',
   READ_ONLY_TRANSACTION: '25006',
-  QUERY_CANCELED: '57014',
 } as const;
+
+/** The fields of a server error read here: its SQLSTATE, where in the statement it points, and which server routine raised it. */
+interface ServerError {
+  code?: string;
+  message: string;
+  /** 1-based, in characters of the statement sent; absent when the error points nowhere in it. */
+  position?: string;
+  routine?: string;
+}
+
+/** Verbs that write: refused wherever a syntax error points at them (after a WITH too). */
+const WRITING_VERBS = new Set(['insert', 'update', 'delete', 'merge']);
 
 /** Roles whose members reach the server's files or programs from a SELECT (pg_read_file, lo_export, COPY … PROGRAM). */
 const SERVER_ACCESS_ROLES = ['pg_execute_server_program', 'pg_read_server_files', 'pg_write_server_files'];
@@ -32,6 +44,33 @@ const READER_HINT =
 const NOT_A_QUERY = new Set(
   'insert update delete merge create drop alter truncate grant revoke copy call do vacuum analyze analyse cluster reindex comment lock set reset begin start commit rollback end abort savepoint release prepare execute deallocate discard listen notify unlisten load refresh security import declare fetch move close checkpoint explain show reassign'.split(' '),
 );
+
+/** The word (letters) starting at `position` (1-based, in characters as the server counts them) of `sent`; '' when none. */
+function wordAt(sent: string, position: number): string {
+  const rest = Array.from(sent).slice(position - 1, position + 40).join('');
+  return /^[A-Za-z]+/.exec(rest)?.[0].toLowerCase() ?? '';
+}
+
+/**
+ * Why the server refused the DECLARE, when the reason is that the statement is not one read-only
+ * query; undefined for any other error (a typo, a missing table), shown as the server words it.
+ * Decided on the error's fields, never its words: a syntax error without a position is the
+ * extended protocol refusing several commands (a parser error always points somewhere); one that
+ * points at a command word that is not a query (the statement's first word) or at a writing verb
+ * (after a WITH) is a statement that is not a query; a FEATURE_NOT_SUPPORTED raised by the DECLARE
+ * itself (routine transformDeclareCursorStmt) is a data-modifying WITH, which a cursor may not hold.
+ */
+function notOneQuery(e: ServerError, prefix: string, text: string): CallsyncError | undefined {
+  if (e.code === PG.SYNTAX_ERROR) {
+    if (e.position === undefined) return new QueryError('QUERY_INVALID', ONE_STATEMENT);
+    const position = Number(e.position);
+    const word = wordAt(prefix + text, position);
+    const first = position === Array.from(prefix + text.slice(0, firstTokenOffset(text))).length + 1;
+    if ((first && NOT_A_QUERY.has(word)) || WRITING_VERBS.has(word)) return new QueryRefusedError(READ_ONLY);
+  }
+  if (e.code === PG.FEATURE_NOT_SUPPORTED && e.routine === 'transformDeclareCursorStmt') return new QueryRefusedError(READ_ONLY);
+  return undefined;
+}
 
 /** Where the user's statement starts in `text`: past blanks and comments. */
 function firstTokenOffset(text: string): number {
@@ -61,7 +100,7 @@ export async function streamPostgres(url: string, text: string, sink: QuerySink,
   try {
     await client.connect();
   } catch (err) {
-    throw new ConfigError(connectionProblem(url, err) ?? `database ${displayUrl(url)} cannot be reached (${(err as Error).message})`);
+    throw connectionError(url, err, `database ${displayUrl(url)} cannot be reached`);
   }
   let interrupted = false;
   let backendPid: number | undefined;
@@ -100,17 +139,7 @@ export async function streamPostgres(url: string, text: string, sink: QuerySink,
     try {
       await client.query({ name: 'callsync_query', text: prefix + text });
     } catch (err) {
-      const e = err as { code?: string; message: string; position?: string };
-      if (e.code === PG.SYNTAX_ERROR && /multiple commands/.test(e.message)) throw new ConfigError(ONE_STATEMENT);
-      // A syntax error at the statement's first word, a command that is not a query (INSERT, CREATE,
-      // SET, …), or at a writing verb after a WITH. Other syntax errors (a typo) are shown as they are.
-      const start = firstTokenOffset(text);
-      const first = /^[A-Za-z]+/.exec(text.slice(start))?.[0].toLowerCase() ?? '';
-      if (e.code === PG.SYNTAX_ERROR && ((Number(e.position) === prefix.length + start + 1 && NOT_A_QUERY.has(first)) || /at or near "(insert|update|delete|merge)"/i.test(e.message))) {
-        throw new QueryRefusedError(READ_ONLY);
-      }
-      if (e.code === PG.FEATURE_NOT_SUPPORTED && /data-modifying/.test(e.message)) throw new QueryRefusedError(READ_ONLY);
-      throw err;
+      throw notOneQuery(err as ServerError, prefix, text) ?? err;
     }
 
     let columns: string[] | undefined;
@@ -137,13 +166,15 @@ export async function streamPostgres(url: string, text: string, sink: QuerySink,
     return { rows: sent, truncated };
   } catch (err) {
     if (interrupted) throw new QueryInterruptedError('query: interrupted; the statement was cancelled on the server');
-    if (err instanceof QueryRefusedError || err instanceof ConfigError) throw err;
-    const e = err as { code?: string; message: string };
+    if (err instanceof CallsyncError) throw err;
+    const e = err as ServerError;
     if (e.code === PG.READ_ONLY_TRANSACTION) throw new QueryRefusedError(READ_ONLY);
-    if (e.code === PG.QUERY_CANCELED && /statement timeout/.test(e.message)) {
-      throw new ConfigError(`query: cancelled by the server after ${opts.timeoutSeconds ?? DEFAULT_QUERY_TIMEOUT_SECONDS} s (statement_timeout); narrow the query, or raise queryTimeoutSeconds in the config`);
+    // The destination's mapError tells statement_timeout from another cancel (see there).
+    const mapped = mapPostgresError(err, url);
+    if (mapped?.code === 'QUERY_TIMEOUT') {
+      throw new QueryError('QUERY_TIMEOUT', `query: cancelled by the server after ${opts.timeoutSeconds ?? DEFAULT_QUERY_TIMEOUT_SECONDS} s (statement_timeout); narrow the query, or raise queryTimeoutSeconds in the config`);
     }
-    throw new ConfigError(`query: ${e.message}`);
+    throw new QueryError(mapped?.code === 'QUERY_CANCELLED' ? 'QUERY_CANCELLED' : 'QUERY_INVALID', `query: ${e.message}`);
   } finally {
     signal?.removeEventListener('abort', onAbort);
     clearTimeout(dropTimer);

@@ -1,13 +1,12 @@
 import { Kysely, PostgresAdapter, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import type { DialectSql } from '../../../migrations/dialect.js';
-import { ConfigError } from '../../config/errors.js';
 import type { Database } from '../schema.js';
 import type { Destination, OpenOptions, Store } from './contract.js';
-import { connectionProblem, connectionString, displayUrl, isPostgresUrl, mapPostgresError, PG_TYPES, type PostgresAuth } from './postgres-connection.js';
+import { connectionError, connectionString, displayUrl, isPostgresUrl, mapPostgresError, PG_TYPES, type PostgresAuth } from './postgres-connection.js';
 import { streamPostgres } from './postgres-query.js';
 
-export { connectionProblem, connectionString, displayUrl, type PostgresAuth } from './postgres-connection.js';
+export { connectionError, connectionString, displayUrl, type PostgresAuth } from './postgres-connection.js';
 
 /**
  * Kysely's Postgres dialect over a small pg pool; the password as `connectionString` finds it. No
@@ -45,7 +44,7 @@ export async function assertPostgresReachable(url: string, auth: PostgresAuth = 
   try {
     await client.connect();
   } catch (err) {
-    throw new ConfigError(connectionProblem(url, err) ?? `database ${displayUrl(url)}: cannot connect (${(err as Error).message})`);
+    throw connectionError(url, err, `database ${displayUrl(url)}: cannot connect`);
   } finally {
     await client.end().catch(() => undefined);
   }

@@ -10,6 +10,7 @@ import {
   errorMessage,
   ONE_STATEMENT,
   QUERY_BATCH,
+  QueryError,
   QueryRefusedError,
   type Destination,
   type MappedDatabaseError,
@@ -62,7 +63,7 @@ function openNative(path: string, opts: OpenOptions): SqliteDatabase.Database {
     if (opts.readonly) native.prepare('select count(*) from sqlite_master').get();
   } catch (err) {
     const e = err as NodeJS.ErrnoException;
-    throw new ConfigError(`database ${path} cannot be opened (${e.code ?? ''} ${e.message}); check the path and that its folder is writable`.replace(/\s+/g, ' '));
+    throw new ConfigError(`database ${path} cannot be opened (${e.code ?? ''} ${e.message}); check the path and that its folder is writable`.replace(/\s+/g, ' '), 'DB_CANNOT_OPEN');
   }
   return native;
 }
@@ -157,7 +158,7 @@ function streamSqlite(path: string, text: string, sink: QuerySink, limit: number
   try {
     native = new SqliteDatabase(path, { readonly: true, fileMustExist: true });
   } catch (err) {
-    throw new ConfigError(`database ${path} cannot be opened read-only (${(err as Error).message}); run \`callsync sync\` first or pass --database`);
+    throw new ConfigError(`database ${path} cannot be opened read-only (${(err as Error).message}); run \`callsync sync\` first or pass --database`, 'DB_CANNOT_OPEN');
   }
   let stmt: SqliteDatabase.Statement;
   try {
@@ -165,8 +166,10 @@ function streamSqlite(path: string, text: string, sink: QuerySink, limit: number
       stmt = native.prepare(text);
     } catch (err) {
       const msg = (err as Error).message;
-      if (/more than one statement/i.test(msg)) throw new ConfigError(ONE_STATEMENT);
-      throw new ConfigError(`query: ${msg}`);
+      // better-sqlite3 says "more than one statement" with a bare RangeError and these words only
+      // (no code): read here, in the destination, the one place that reads its native errors.
+      if (err instanceof RangeError && /more than one statement/i.test(msg)) throw new QueryError('QUERY_INVALID', ONE_STATEMENT);
+      throw new QueryError('QUERY_INVALID', `query: ${msg}`);
     }
     if (!stmt.readonly) {
       throw new QueryRefusedError('query is read-only: this statement would change the database, so it was not run. Use a SELECT (or WITH … SELECT).');
@@ -203,7 +206,7 @@ function streamSqlite(path: string, text: string, sink: QuerySink, limit: number
       } catch (err) {
         // SQLite's own errors (a runtime error in the statement); the sink's are passed on as they are.
         if (!errorCode(err).startsWith('SQLITE_')) throw err;
-        throw new ConfigError(`query: ${(err as Error).message}`);
+        throw new QueryError('QUERY_INVALID', `query: ${(err as Error).message}`);
       }
       if (batch.length) await sink.rows(batch);
       sent += batch.length;
