@@ -41,7 +41,7 @@ export function registerExport(program: Command): void {
     .addOption(outOption('output file (default stdout)'))
     .option('--with-usage', "add the service's Usage Metrics for the period and their deltas (needs the apps' keys)")
     .option('--detail', 'one line per call with its reconciliation instead of the totals')
-    .addOption(configOption('config file, for its database (and its apps with --with-usage) (default: $CALLSYNC_CONFIG or callsync.config.json)'))
+    .addOption(configOption())
     .addOption(databaseOption())
     .action(async (flags: ExportFlags) => {
       const format = parseFormat(flags.format, ['csv', 'json']) as 'csv' | 'json';

@@ -8,7 +8,7 @@ export function registerMigrate(program: Command): void {
   program
     .command('migrate')
     .description('create or upgrade the database schema (sync does this by itself)')
-    .addOption(configOption('config file, for its database (default: $CALLSYNC_CONFIG or callsync.config.json)'))
+    .addOption(configOption())
     .addOption(databaseOption())
     .action(async (flags: { config?: string; database?: string }) => {
       // The writer's open (it creates the database): the one command that migrates on purpose.

@@ -18,7 +18,7 @@ export function registerQuery(program: Command): void {
     .option('-f, --file <file>', 'read the statement from a file')
     .addOption(formatOption(['table', 'csv', 'json'], 'table'))
     .option('--limit <rows>', 'print at most this many rows (0: no limit); more are announced on stderr', String(DEFAULT_QUERY_LIMIT))
-    .addOption(configOption('config file, for its database, queryTimeoutSeconds and databasePasswordEnv (default: $CALLSYNC_CONFIG or callsync.config.json)'))
+    .addOption(configOption())
     .addOption(databaseOption())
     .action(async (text: string | undefined, flags: { file?: string; format: string; limit: string; config?: string; database?: string }) => {
       const format = parseFormat(flags.format, ['table', 'csv', 'json']);

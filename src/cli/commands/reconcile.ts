@@ -74,7 +74,7 @@ export function registerReconcile(program: Command): void {
     .option('--fail-on-mismatch', 'exit 1 when any call is a mismatch')
     .option('--tolerance <minutes>', 'override the tolerance for this report only')
     .option('--limit <n>', 'mismatches to list', '50')
-    .addOption(configOption('config file, for its database and reconcileToleranceMinutes (default: $CALLSYNC_CONFIG or callsync.config.json)'))
+    .addOption(configOption())
     .addOption(databaseOption())
     .action(async (flags: ReconcileFlags) => {
       const format = parseFormat(flags.format, ['table', 'csv', 'json']);

@@ -33,7 +33,7 @@ export function registerReport(program: Command): void {
     .option('--to <date>', 'the day after the last one (YYYY-MM-DD, exclusive)')
     .option('--timezone <tz>', 'IANA time zone of the period and its days', 'UTC')
     .addOption(appOption('report only these apps (default: every app in the database)'))
-    .addOption(configOption('config file, for its database (default: $CALLSYNC_CONFIG or callsync.config.json)'))
+    .addOption(configOption())
     .addOption(databaseOption())
     .addOption(outOption('the HTML file to write (- for stdout; default report-<period>.html in the current folder)', { short: true }))
     .action(async (flags: ReportFlags) => {

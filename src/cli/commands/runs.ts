@@ -17,7 +17,7 @@ export function registerRuns(program: Command): void {
     .option('--limit <n>', 'how many', '20')
     .addOption(appOption('only this app', { single: true }))
     .addOption(formatOption(['table', 'json'], 'table'))
-    .addOption(configOption('config file, for its database (default: $CALLSYNC_CONFIG or callsync.config.json)'))
+    .addOption(configOption())
     .addOption(databaseOption())
     .action(async (flags: { limit: string; app?: string; format: string; config?: string; database?: string }) => {
       const format = parseFormat(flags.format, ['table', 'json']);
