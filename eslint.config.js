@@ -33,6 +33,15 @@ export default tseslint.config(
     },
   },
   {
+    // The CLI's one setup point: commands get the environment and their settings from
+    // src/cli/setup.ts (config/command-settings.ts holds the rule), never by reading it themselves.
+    files: ['src/cli/**/*.ts'],
+    ignores: ['src/cli/setup.ts'],
+    rules: {
+      'no-restricted-imports': ['error', { patterns: [{ regex: 'config/environment(\\.js)?$', message: 'take the environment and settings from src/cli/setup.ts (the one setup point)' }] }],
+    },
+  },
+  {
     // Small modules: none over 400 lines, blank lines and comments counted (what a reader scrolls).
     files: ['src/**/*.ts', 'migrations/**/*.ts'],
     rules: { 'max-lines': ['error', { max: 400, skipBlankLines: false, skipComments: false }] },

@@ -1,9 +1,9 @@
-import { readEnvironment } from '../config/environment.js';
 import type { Env } from '../config/load.js';
 import Table from 'cli-table3';
 import { stringify } from 'csv-stringify/sync';
 import { ConfigError } from '../config/errors.js';
 import { writeFileAtomic } from '../export/write-file.js';
+import { environment } from './setup.js';
 
 export type OutputFormat = 'table' | 'csv' | 'json';
 
@@ -45,7 +45,7 @@ const tableCell = (v: unknown): string => sanitizeForTerminal(cellText(v), { sin
  * The width a table on stdout must fit: the terminal's when stdout is one, else $COLUMNS, else 100
  * (a pipe into `less` or a file read in an editor).
  */
-export function outputWidth(stream: { isTTY?: boolean; columns?: number } = process.stdout, env: Env = readEnvironment()): number {
+export function outputWidth(stream: { isTTY?: boolean; columns?: number } = process.stdout, env: Env = environment()): number {
   if (stream.isTTY && stream.columns && stream.columns > 0) return stream.columns;
   const cols = Number(env.COLUMNS);
   return Number.isInteger(cols) && cols >= 20 ? cols : 100;

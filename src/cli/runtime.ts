@@ -1,11 +1,9 @@
-import { readEnvironment } from '../config/environment.js';
 import { Agent } from 'undici';
-import type { Settings } from '../config/load.js';
+import type { Env, Settings } from '../config/load.js';
 import { createLogger, LogOutput, type LogFormat, type Logger } from '../log/logger.js';
-import { openScratchStore, openStore, type Store } from '../store/connection.js';
-import { resolveDestination } from '../store/destinations/index.js';
-import { migrateToLatest } from '../store/migrate.js';
+import { openStore, type Store } from '../store/connection.js';
 import { systemClock, type Clock } from '../clock/clock.js';
+import { openForReading } from './open-for-reading.js';
 
 export interface Runtime {
   readonly store: Store;
@@ -24,9 +22,22 @@ export function setLogFormat(format: LogFormat | undefined): void {
   chosenFormat = format;
 }
 
-/** Builds the dependencies of one command from resolved settings; `close()` releases them all. */
-export async function openRuntime(settings: Settings, opts: { quiet?: boolean; readOnly?: boolean } = {}): Promise<Runtime> {
-  const store = opts.readOnly ? await openReadOnly(settings) : await openStore(settings.database, { busyTimeoutMs: settings.busyTimeoutMs, passwordEnv: settings.databasePasswordEnv, env: readEnvironment() });
+/** What a runtime is built from: a config read whole, and the environment it was resolved with. */
+export interface RuntimeSettings {
+  readonly settings: Settings;
+  readonly env: Env;
+}
+
+/**
+ * Builds the dependencies of one command from resolved settings; `close()` releases them all.
+ * `readOnly` (sync --dry-run) opens the database as every reader does (open-for-reading.ts), with
+ * a database not created yet read as empty and a schema behind refused: nothing is written.
+ */
+export async function openRuntime({ settings, env }: RuntimeSettings, opts: { quiet?: boolean; readOnly?: boolean } = {}): Promise<Runtime> {
+  const target = { database: settings.database, databasePasswordEnv: settings.databasePasswordEnv, busyTimeoutMs: settings.busyTimeoutMs, env };
+  const store = opts.readOnly
+    ? await openForReading(target, { missing: 'empty', upgrade: false })
+    : await openStore(settings.database, { busyTimeoutMs: settings.busyTimeoutMs, passwordEnv: settings.databasePasswordEnv, env });
   const dispatcher = new Agent({
     // One keep-alive pool per origin, sized for the detail fetches plus the listing.
     connections: settings.concurrency + 2,
@@ -46,24 +57,4 @@ export async function openRuntime(settings: Settings, opts: { quiet?: boolean; r
       await Promise.allSettled([dispatcher.close(), store.close()]);
     },
   };
-}
-
-/**
- * The database for a command that only reads it (`sync --dry-run`): a SQLite file opened read-only,
- * or, when there is none yet, an empty in-memory one (the file is not created). PostgreSQL is
- * opened as usual (the command only reads), or read as empty when no sync has created its tables.
- */
-async function openReadOnly(settings: Settings): Promise<Store> {
-  const destination = resolveDestination(settings.database);
-  if (!destination.capabilities.localFile) {
-    const server = await destination.open(settings.database, { passwordEnv: settings.databasePasswordEnv, env: readEnvironment() });
-    // A database no sync has migrated yet holds nothing: read it as empty instead of creating tables.
-    if ((await server.db.introspection.getTables()).some((t) => t.name === 'sync_state')) return server;
-    await server.close();
-  } else if (destination.exists(settings.database)) {
-    return destination.open(settings.database, { readonly: true, busyTimeoutMs: settings.busyTimeoutMs });
-  }
-  const empty = openScratchStore();
-  await migrateToLatest(empty.db);
-  return empty;
 }

@@ -16,7 +16,3 @@ export function readEnvironment(): Env {
   return snapshot;
 }
 
-/** The config file: `--config`, else CALLSYNC_CONFIG, else callsync.config.json. */
-export function defaultConfigPath(): string {
-  return readEnvironment().CALLSYNC_CONFIG ?? 'callsync.config.json';
-}

@@ -29,3 +29,12 @@ export async function migrateToLatest(db: Kysely<Database>): Promise<MigrationRe
   }
   return result;
 }
+
+/**
+ * The migrations not yet applied to `db`, oldest first; every one of them when no migration ever
+ * ran. Only reads (the migrations table is not created), so it runs on a read-only connection.
+ */
+export async function pendingMigrations(db: Kysely<Database>): Promise<{ pending: string[]; applied: number }> {
+  const all = await new Migrator({ db, provider: migrationProvider(db) }).getMigrations();
+  return { pending: all.filter((m) => m.executedAt === undefined).map((m) => m.name), applied: all.filter((m) => m.executedAt !== undefined).length };
+}

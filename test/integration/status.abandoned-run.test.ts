@@ -92,17 +92,17 @@ describe.each(dialects)('a running run of another host, judged by its lease (%s)
 
   it('a live lease: still running, healthy', async () => {
     const url = await seed(600_000);
-    const r = await runCli(['status', '--database', url, '--config', join(tmp.dir, 'none.json'), '--format', 'json']);
+    const r = await runCli(['status', '--database', url, '--format', 'json'], {}, tmp.dir);
     expect(r.code, r.stderr).toBe(0);
     expect((JSON.parse(r.stdout) as StatusJson).apps.map((a) => a.last_run_status)).toEqual(['running']);
   });
 
   it('an expired lease: abandoned, exit 1, and runs says so', async () => {
     const url = await seed(-5_000);
-    const r = await runCli(['status', '--database', url, '--config', join(tmp.dir, 'none.json')]);
+    const r = await runCli(['status', '--database', url], {}, tmp.dir);
     expect(r.code, r.stderr).toBe(1);
     expect(r.stdout).toMatch(/^ABANDONED: app1 \(us\): its lease expired at .*the process running it \(pid 4242 on other-host\) stopped renewing it/m);
-    const runs = await runCli(['runs', '--database', url, '--config', join(tmp.dir, 'none.json'), '--format', 'json']);
+    const runs = await runCli(['runs', '--database', url, '--format', 'json'], {}, tmp.dir);
     expect((JSON.parse(runs.stdout) as { status: string; error: string }[]).map((x) => x.status)).toEqual(['abandoned']);
   });
 });

@@ -17,11 +17,11 @@ describe('callsync status', () => {
           { app_id: 'fine', region: 'eu', watermark_started_at: now - 3600, last_success_at: now, last_full_sync_at: now, updated_at: now },
         ]).execute();
       });
-      const r = await runCli(['status', '--database', database, '--config', join(tmp.dir, 'none.json')]);
+      const r = await runCli(['status', '--database', database], {}, tmp.dir);
       expect(r.code, r.stderr).toBe(1);
       expect(r.stdout).toMatch(/^WATERMARK IN THE FUTURE: ahead \(us\) at .*; run `callsync sync --full --app ahead` to recompute it$/m);
       expect(r.stdout).not.toMatch(/FUTURE: fine/);
-      const json = await runCli(['status', '--database', database, '--config', join(tmp.dir, 'none.json'), '--format', 'json']);
+      const json = await runCli(['status', '--database', database, '--format', 'json'], {}, tmp.dir);
       const parsed = JSON.parse(json.stdout) as { healthy: boolean; apps: { app_id: string; watermark_in_future: boolean }[] };
       expect(parsed.healthy).toBe(false);
       expect(parsed.apps.map((a) => [a.app_id, a.watermark_in_future])).toEqual([['ahead', true], ['fine', false]]);

@@ -1,22 +1,21 @@
-import { readEnvironment } from '../../config/environment.js';
 import type { Command } from 'commander';
 import { Agent } from 'undici';
 import { ConfigError } from '../../config/errors.js';
-import { configPath, loadConfigFile } from '../../config/load.js';
 import { systemClock } from '../../clock/clock.js';
 import { checkApp, CHECK_TIMEOUT_MS } from '../access-check.js';
 import { EXIT } from '../exit-codes.js';
 import { sanitizeForTerminal } from '../output.js';
+import { fileSettings } from '../setup.js';
+import { appOption, configOption } from '../shared-options.js';
 
 export function registerCheck(program: Command): void {
   program
     .command('check')
     .description("try each app's API key against the service: one cheap request per API (Calls, Chat); exit 1 if any fails")
-    .option('-c, --config <file>', 'config file (default: $CALLSYNC_CONFIG or callsync.config.json)')
-    .option('--app <appId...>', 'check only these apps')
+    .addOption(configOption())
+    .addOption(appOption('check only these apps'))
     .action(async (flags: { config?: string; app?: string[] }) => {
-      const cfgPath = configPath(flags.config, readEnvironment());
-      const settings = loadConfigFile(cfgPath, readEnvironment());
+      const { settings, configPath: cfgPath } = fileSettings(flags);
       const unknown = (flags.app ?? []).filter((id) => !settings.apps.some((a) => a.appId === id));
       if (unknown.length) throw new ConfigError(`--app ${unknown.join(', ')}: not in ${cfgPath}; configured apps: ${settings.apps.map((a) => a.appId).join(', ')}`);
       const apps = settings.apps.filter((a) => !flags.app?.length || flags.app.includes(a.appId));

@@ -10,6 +10,7 @@ import { DEMO_DATABASE, DEMO_SIM_PORT, demoSimulatorFor, nextSteps, SIM_DEFAULT_
 import { EXIT } from '../exit-codes.js';
 import { sanitizeForTerminal } from '../output.js';
 import { openRuntime } from '../runtime.js';
+import { databaseOption } from '../shared-options.js';
 
 interface DemoFlags {
   database: string;
@@ -27,7 +28,7 @@ export function registerDemo(program: Command): void {
   program
     .command('demo')
     .description('no account needed: start the simulator, sync it into ./data/demo.db, show what was synced, leave a callsync.config.json for the other commands')
-    .option('--database <path>', 'database file', DEMO_DATABASE)
+    .addOption(databaseOption('database file').default(DEMO_DATABASE))
     .option('--calls <n>', 'calls in the main demo app (the first run only: later runs reuse the recorded simulator)', '4000')
     .option('--simulator-port <n>', `port the written config expects \`callsync simulate --demo\` on (default ${DEMO_SIM_PORT})`)
     .action(async (flags: DemoFlags) => {
@@ -41,15 +42,18 @@ export function registerDemo(program: Command): void {
         port: 0,
         now: demo.now,
       });
+      // The demo's own environment: the simulator's key, and nothing of the caller's (no
+      // CALLSYNC_DATABASE moves the demo's database elsewhere).
+      const env = { [SIM_KEY_ENV]: SIM_DEFAULT_KEY };
       const settings = resolveConfig(
         {
           database: flags.database,
           apps: demo.apps.map((a) => ({ appId: a.appId, region: a.region, apiKeyEnv: SIM_KEY_ENV, ...sim.baseUrls(a.appId), requestsPerMinute: 60_000 })),
         },
-        { [SIM_KEY_ENV]: SIM_DEFAULT_KEY },
+        env,
         'demo',
       );
-      const rt = await openRuntime(settings);
+      const rt = await openRuntime({ settings, env });
       try {
         writeDemoFile(demoFile, demo);
         const clock = new Date(demo.now * 1000).toISOString();

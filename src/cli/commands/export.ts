@@ -1,15 +1,14 @@
-import { readEnvironment, defaultConfigPath } from '../../config/environment.js';
 import type { Command } from 'commander';
 import { Agent } from 'undici';
-import { loadConfigFile } from '../../config/load.js';
 import { BILLING_COLUMNS, BILLING_DETAIL_COLUMNS, computeBilling, computeBillingDetail, staleApps, withUsage } from '../../export/billing.js';
 import { resolvePeriod } from '../../export/period.js';
 import { formatRows } from '../../export/write-table.js';
 import { systemClock } from '../../clock/clock.js';
 import { fetchUsage } from '../../sync/fetch-usage.js';
-import { openExistingStore } from '../open-existing.js';
+import { openForReading } from '../open-for-reading.js';
 import { parseFormat, sanitizeForTerminal, writeOutput } from '../output.js';
-import { resolveDatabase } from '../database-path.js';
+import { commandSettings, fileSettings } from '../setup.js';
+import { appOption, configOption, databaseOption, formatOption, outOption } from '../shared-options.js';
 import { emptyPeriodNote } from '../empty-period.js';
 import { EXIT } from '../exit-codes.js';
 import { assertKnownApps } from '../known-apps.js';
@@ -24,7 +23,7 @@ interface ExportFlags {
   out?: string;
   withUsage?: boolean;
   detail?: boolean;
-  config: string;
+  config?: string;
   database?: string;
 }
 
@@ -37,19 +36,21 @@ export function registerExport(program: Command): void {
     .option('--from <YYYY-MM-DD>', 'period start (instead of --month)')
     .option('--to <YYYY-MM-DD>', 'period end, exclusive')
     .option('--timezone <tz>', 'IANA time zone of the period; a call belongs to the period of its started_at', 'UTC')
-    .option('--app <appId...>', 'only these apps')
-    .option('--format <format>', 'csv or json', 'csv')
-    .option('--out <file>', 'output file (default stdout)')
+    .addOption(appOption('only these apps'))
+    .addOption(formatOption(['csv', 'json'], 'csv'))
+    .addOption(outOption('output file (default stdout)'))
     .option('--with-usage', "add the service's Usage Metrics for the period and their deltas (needs the apps' keys)")
     .option('--detail', 'one line per call with its reconciliation instead of the totals')
-    .option('-c, --config <file>', 'config file', defaultConfigPath())
-    .option('--database <path>', 'database file (overrides the config)')
+    .addOption(configOption())
+    .addOption(databaseOption())
     .action(async (flags: ExportFlags) => {
       const format = parseFormat(flags.format, ['csv', 'json']) as 'csv' | 'json';
       const period = resolvePeriod({ ...flags });
       const appIds = flags.app ?? [];
-      const { database, passwordEnv } = resolveDatabase(flags);
-      const store = await openExistingStore(database, { passwordEnv });
+      // --with-usage needs the apps' keys: the file then must exist (refused before any I/O).
+      const withKeys = flags.withUsage ? fileSettings(flags) : undefined;
+      const resolved = withKeys ?? commandSettings(flags);
+      const store = await openForReading(resolved);
       let text: string;
       try {
         await assertKnownApps(store.db, appIds, store.path);
@@ -61,8 +62,8 @@ export function registerExport(program: Command): void {
           const stale = await staleApps(store.db, period, { appIds });
           for (const a of stale) console.error(sanitizeForTerminal(`callsync: warning: ${a.app_id} (${a.region}) is stale, its rows are marked stale=1: ${a.reason}`, { singleLine: true }));
           let rows = await computeBilling(store.db, period, { appIds, stale });
-          if (flags.withUsage) {
-            const settings = loadConfigFile(flags.config, readEnvironment());
+          if (withKeys) {
+            const { settings } = withKeys;
             const dispatcher = new Agent({ keepAliveTimeout: 5_000 });
             try {
               const fetched = await fetchUsage({ dispatcher, clock: systemClock }, settings, period, appIds);

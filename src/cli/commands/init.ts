@@ -1,4 +1,3 @@
-import { readEnvironment } from '../../config/environment.js';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { Command } from 'commander';
@@ -8,6 +7,8 @@ import { REGIONS } from '../../config/schema.js';
 import { configTemplate, PLACEHOLDERS, type TemplateValues } from '../../config/template.js';
 import { askLines } from '../ask.js';
 import { EXIT } from '../exit-codes.js';
+import { environment } from '../setup.js';
+import { configOption } from '../shared-options.js';
 
 interface InitFlags {
   config?: string;
@@ -64,12 +65,12 @@ export function registerInit(program: Command): void {
   program
     .command('init')
     .description('write a commented config file for a real app (prompts on a terminal; never overwrites)')
-    .option('-c, --config <file>', 'file to write (default: $CALLSYNC_CONFIG or callsync.config.json)')
+    .addOption(configOption('file to write (default: $CALLSYNC_CONFIG or callsync.config.json)'))
     .option('--app-id <id>', 'App ID from the dashboard')
     .option('--region <region>', `region of the app: ${REGIONS.join(', ')}`)
     .option('--key-env <name>', `name of the environment variable holding the REST API key (default ${PLACEHOLDERS.apiKeyEnv})`)
     .action(async (flags: InitFlags) => {
-      const path = configPath(flags.config, readEnvironment());
+      const path = configPath(flags.config, environment());
       const given: Partial<Record<Field, string>> = {};
       for (const [field, value] of [['appId', flags.appId], ['region', flags.region], ['apiKeyEnv', flags.keyEnv]] as const) {
         if (value === undefined) continue;

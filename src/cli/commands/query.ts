@@ -1,13 +1,13 @@
-import { readEnvironment, defaultConfigPath } from '../../config/environment.js';
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { once } from 'node:events';
 import type { Command } from 'commander';
 import { ConfigError } from '../../config/errors.js';
-import { loadConfigFile, type Settings } from '../../config/load.js';
 import { resolveDestination } from '../../store/destinations/index.js';
 import { DEFAULT_QUERY_LIMIT, QueryInterruptedError, streamReadOnlyQuery, type QuerySink } from '../../store/read-only-query.js';
 import { EXIT } from '../exit-codes.js';
 import { parseFormat, renderGrid, type OutputFormat } from '../output.js';
+import { commandSettings } from '../setup.js';
+import { configOption, databaseOption, formatOption } from '../shared-options.js';
 import { abortOnSignals } from '../shutdown.js';
 
 export function registerQuery(program: Command): void {
@@ -16,11 +16,11 @@ export function registerQuery(program: Command): void {
     .description('run one read-only SQL statement against the database (tables and views: docs/schema.md)')
     .argument('[sql]', 'the SQL statement')
     .option('-f, --file <file>', 'read the statement from a file')
-    .option('--format <format>', 'table, csv or json', 'table')
+    .addOption(formatOption(['table', 'csv', 'json'], 'table'))
     .option('--limit <rows>', 'print at most this many rows (0: no limit); more are announced on stderr', String(DEFAULT_QUERY_LIMIT))
-    .option('-c, --config <file>', 'config file (for its database, queryTimeoutSeconds and databasePasswordEnv)', defaultConfigPath())
-    .option('--database <path>', 'database file or postgres:// URL (overrides the config)')
-    .action(async (text: string | undefined, flags: { file?: string; format: string; limit: string; config: string; database?: string }) => {
+    .addOption(configOption())
+    .addOption(databaseOption())
+    .action(async (text: string | undefined, flags: { file?: string; format: string; limit: string; config?: string; database?: string }) => {
       const format = parseFormat(flags.format, ['table', 'csv', 'json']);
       const limit = Number(flags.limit);
       if (!/^\d+$/.test(flags.limit.trim()) || !Number.isSafeInteger(limit)) throw new ConfigError(`--limit ${JSON.stringify(flags.limit)}: expected a whole number of rows (0: no limit)`);
@@ -33,12 +33,8 @@ export function registerQuery(program: Command): void {
           throw new ConfigError(`--file ${flags.file}: ${(err as NodeJS.ErrnoException).code ?? 'cannot be read'}`);
         }
       }
-      // The config is read when it names the database, and whenever it exists (queryTimeoutSeconds,
-      // databasePasswordEnv); --database and CALLSYNC_DATABASE override its database as for sync.
-      const override = flags.database ?? readEnvironment().CALLSYNC_DATABASE;
-      const settings: Settings | undefined =
-        override === undefined || existsSync(flags.config) ? loadConfigFile(flags.config, readEnvironment(), flags.database ? { database: flags.database } : {}) : undefined;
-      const database = settings?.database ?? override!;
+      // The config file is read whenever it exists (its queryTimeoutSeconds, databasePasswordEnv).
+      const { settings, database, databasePasswordEnv, env } = commandSettings(flags);
       // Ctrl-C cancels the statement on the PostgreSQL server (a second one exits at once). SQLite
       // keeps the default: the process ends, and a read-only connection leaves nothing behind.
       const signals = resolveDestination(database).capabilities.serverSideCancel ? abortOnSignals() : undefined;
@@ -47,8 +43,8 @@ export function registerQuery(program: Command): void {
         const summary = await streamReadOnlyQuery(database, statement.trim().replace(/;\s*$/, ''), out, {
           limit,
           timeoutSeconds: settings?.queryTimeoutSeconds,
-          passwordEnv: settings?.databasePasswordEnv,
-          env: readEnvironment(),
+          passwordEnv: databasePasswordEnv,
+          env,
           ...(signals ? { signal: signals.signal } : {}),
         });
         await out.end();

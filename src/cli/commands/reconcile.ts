@@ -1,17 +1,15 @@
-import { readEnvironment, defaultConfigPath } from '../../config/environment.js';
-import { existsSync } from 'node:fs';
 import type { Command } from 'commander';
-import { loadConfigFile } from '../../config/load.js';
 import { ConfigError } from '../../config/errors.js';
 import { reconcileReport, withTolerance, type ReconcileReport } from '../../reconcile/reconcile-report.js';
 import { isoUtc } from '../../export/period.js';
 import { EXIT } from '../exit-codes.js';
-import { openExistingStore } from '../open-existing.js';
+import { openForReading } from '../open-for-reading.js';
 import { outputWidth, parseFormat, renderGrid, sanitizeForTerminal, wrapParagraph } from '../output.js';
 import { formatRows, type Cell } from '../../export/write-table.js';
 import { parseTimeArg } from '../parse-time.js';
-import { resolveDatabase } from '../database-path.js';
 import { assertKnownApps } from '../known-apps.js';
+import { commandSettings } from '../setup.js';
+import { appOption, configOption, databaseOption, formatOption } from '../shared-options.js';
 
 interface ReconcileFlags {
   app?: string[];
@@ -21,7 +19,7 @@ interface ReconcileFlags {
   failOnMismatch?: boolean;
   tolerance?: string;
   limit: string;
-  config: string;
+  config?: string;
   database?: string;
 }
 
@@ -65,26 +63,19 @@ function render(report: ReconcileReport, format: 'table' | 'csv' | 'json'): stri
   return `Reconciliation per app and relation (tolerance ${report.tolerance} min):\n${summary}\n${issues}${flagged}${wrapParagraph(`${report.mismatchCount} mismatch(es)${shown}${report.mismatchCount ? ', worst first:' : '.'}`, maxWidth)}${report.mismatchCount ? mismatches : ''}`;
 }
 
-/** The config's `reconcileToleranceMinutes`, or undefined when --database is used without a config file. */
-function configuredTolerance(flags: ReconcileFlags): number | undefined {
-  const override = flags.database ?? readEnvironment().CALLSYNC_DATABASE;
-  if (override !== undefined && !existsSync(flags.config)) return undefined;
-  return loadConfigFile(flags.config, readEnvironment(), flags.database ? { database: flags.database } : {}).reconcileToleranceMinutes;
-}
-
 export function registerReconcile(program: Command): void {
   program
     .command('reconcile')
     .description('per-call minute reconciliation: summary per app and relation, then the mismatches, worst first')
-    .option('--app <appId...>', 'only these apps')
+    .addOption(appOption('only these apps'))
     .option('--from <date>', 'calls started at or after (YYYY-MM-DD, ISO or unix s)')
     .option('--to <date>', 'calls started before')
-    .option('--format <format>', 'table, csv or json', 'table')
+    .addOption(formatOption(['table', 'csv', 'json'], 'table'))
     .option('--fail-on-mismatch', 'exit 1 when any call is a mismatch')
     .option('--tolerance <minutes>', 'override the tolerance for this report only')
     .option('--limit <n>', 'mismatches to list', '50')
-    .option('-c, --config <file>', 'config file (for its database)', defaultConfigPath())
-    .option('--database <path>', 'database file (overrides the config)')
+    .addOption(configOption())
+    .addOption(databaseOption())
     .action(async (flags: ReconcileFlags) => {
       const format = parseFormat(flags.format, ['table', 'csv', 'json']);
       const limit = Number(flags.limit);
@@ -96,11 +87,13 @@ export function registerReconcile(program: Command): void {
         ...(flags.from ? { from: parseTimeArg('--from', flags.from) } : {}),
         ...(flags.to ? { to: parseTimeArg('--to', flags.to) } : {}),
       };
-      const { database, passwordEnv } = resolveDatabase(flags);
+      // The config is read once: for the database and for the tolerance.
+      const resolved = commandSettings(flags);
       // The tolerance is the flag's, else the config's (when there is one), not whatever the last
       // sync stored: a config changed since then applies at once. Without a config, the database's.
-      const applied = tolerance ?? configuredTolerance(flags);
-      const store = await openExistingStore(database, { passwordEnv });
+      const applied = tolerance ?? resolved.settings?.reconcileToleranceMinutes;
+      // Another tolerance is written in a transaction that is rolled back: a writing connection.
+      const store = await openForReading(resolved, { write: applied !== undefined });
       try {
         await assertKnownApps(store.db, flags.app, store.path);
         const report = applied === undefined ? await reconcileReport(store.db, filter, limit) : await withTolerance(store.db, applied, (trx) => reconcileReport(trx, filter, limit));

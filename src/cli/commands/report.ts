@@ -1,4 +1,3 @@
-import { defaultConfigPath, readEnvironment } from '../../config/environment.js';
 import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import type { Command } from 'commander';
@@ -6,15 +5,16 @@ import { resolvePeriod } from '../../export/period.js';
 import { collectReportData } from '../../report/collect-report-data.js';
 import { renderReportHtml } from '../../report/render-html.js';
 import type { ReportData } from '../../report/report-data.js';
-import { openStore } from '../../store/connection.js';
 import { resolveDestination } from '../../store/destinations/index.js';
-import { resolveDatabase } from '../database-path.js';
 import { emptyPeriodNote } from '../empty-period.js';
 import { assertKnownApps } from '../known-apps.js';
+import { openForReading } from '../open-for-reading.js';
 import { sanitizeForTerminal, writeOutput } from '../output.js';
+import { commandSettings } from '../setup.js';
+import { appOption, configOption, databaseOption, outOption } from '../shared-options.js';
 
 interface ReportFlags {
-  config: string;
+  config?: string;
   database?: string;
   month?: string;
   from?: string;
@@ -32,17 +32,18 @@ export function registerReport(program: Command): void {
     .option('--from <date>', 'first day of the period (YYYY-MM-DD), with --to instead of --month')
     .option('--to <date>', 'the day after the last one (YYYY-MM-DD, exclusive)')
     .option('--timezone <tz>', 'IANA time zone of the period and its days', 'UTC')
-    .option('--app <appId...>', 'report only these apps (default: every app in the database)')
-    .option('-c, --config <file>', 'config file (for its database path)', defaultConfigPath())
-    .option('--database <path>', 'database file (overrides the config)')
-    .option('-o, --out <file>', 'the HTML file to write (- for stdout; default report-<period>.html in the current folder)')
+    .addOption(appOption('report only these apps (default: every app in the database)'))
+    .addOption(configOption())
+    .addOption(databaseOption())
+    .addOption(outOption('the HTML file to write (- for stdout; default report-<period>.html in the current folder)', { short: true }))
     .action(async (flags: ReportFlags) => {
       // Arguments are checked before the database is opened: a typo costs no I/O.
       const period = resolvePeriod({ month: flags.month, from: flags.from, to: flags.to, timezone: flags.timezone });
-      const { database: path, passwordEnv } = resolveDatabase(flags);
-      // Read-only, unlike `export`, which migrates: a report never changes the database it
-      // describes, and so also runs on a read-only copy (an old schema gets a one-line ConfigError).
-      const store = await openStore(path, { readonly: true, passwordEnv, env: readEnvironment() });
+      const resolved = commandSettings(flags);
+      const path = resolved.database;
+      // Read-only (open-for-reading.ts): a report does not change the database it describes, and
+      // so also runs on a read-only copy.
+      const store = await openForReading(resolved);
       let data: ReportData;
       try {
         await assertKnownApps(store.db, flags.app, store.path);

@@ -1,12 +1,12 @@
-import { defaultConfigPath } from '../../config/environment.js';
 import type { Command } from 'commander';
 import { ConfigError } from '../../config/errors.js';
 import { isoUtc } from '../../export/period.js';
 import { listRecentRuns } from '../../store/runs-repo.js';
-import { resolveDatabase } from '../database-path.js';
 import { assertKnownApps } from '../known-apps.js';
-import { openExistingStore } from '../open-existing.js';
+import { openForReading } from '../open-for-reading.js';
 import { outputWidth, parseFormat, renderGrid, sanitizeForTerminal } from '../output.js';
+import { commandSettings } from '../setup.js';
+import { appOption, configOption, databaseOption, formatOption } from '../shared-options.js';
 
 const COLUMNS = ['id', 'run', 'app', 'mode', 'status', 'started', 'seconds', 'pages', 'calls', 'written', 'from_list', 'get_call', 'requests', 'retries', 'rejected', 'error'] as const;
 
@@ -15,16 +15,15 @@ export function registerRuns(program: Command): void {
     .command('runs')
     .description('recent sync runs with their counts, durations and errors')
     .option('--limit <n>', 'how many', '20')
-    .option('--app <appId>', 'only this app')
-    .option('--format <format>', 'table or json', 'table')
-    .option('-c, --config <file>', 'config file (for its database)', defaultConfigPath())
-    .option('--database <path>', 'database file (overrides the config)')
-    .action(async (flags: { limit: string; app?: string; format: string; config: string; database?: string }) => {
+    .addOption(appOption('only this app', { single: true }))
+    .addOption(formatOption(['table', 'json'], 'table'))
+    .addOption(configOption())
+    .addOption(databaseOption())
+    .action(async (flags: { limit: string; app?: string; format: string; config?: string; database?: string }) => {
       const format = parseFormat(flags.format, ['table', 'json']);
       const limit = Number(flags.limit);
       if (!Number.isInteger(limit) || limit < 1) throw new ConfigError('--limit: expected a whole number ≥ 1');
-      const { database, passwordEnv } = resolveDatabase(flags);
-      const store = await openExistingStore(database, { passwordEnv });
+      const store = await openForReading(commandSettings(flags));
       try {
         await assertKnownApps(store.db, flags.app ? [flags.app] : undefined, store.path);
         const runs = await listRecentRuns(store.db, limit, flags.app);

@@ -1,14 +1,14 @@
-import { readEnvironment } from '../../config/environment.js';
 import type { Command } from 'commander';
 import { scheduleNightlySync, validateSchedule } from '../../schedule/nightly-sync.js';
 import { assertApiKeys } from '../../config/api-keys.js';
-import { configPath, loadConfigFile } from '../../config/load.js';
 import { formatAppSummary } from '../app-summary.js';
 import { runScheduledTick, type TickResult } from '../../schedule/scheduled-tick.js';
 import { EXIT } from '../exit-codes.js';
 import { sanitizeForTerminal } from '../output.js';
 import { retryWarner } from '../progress.js';
 import { openRuntime, type Runtime } from '../runtime.js';
+import { fileSettings } from '../setup.js';
+import { configOption, databaseOption, logLevelOption } from '../shared-options.js';
 import { abortOnSignals } from '../shutdown.js';
 
 function printTick(result: TickResult, quiet: boolean): number {
@@ -36,20 +36,18 @@ export function registerSchedule(program: Command): void {
   program
     .command('schedule')
     .description('stay running and sync on schedule.cron (default 02:00 UTC nightly), then reconcile and export')
-    .option('-c, --config <file>', 'config file (default: $CALLSYNC_CONFIG or callsync.config.json)')
-    .option('--database <path>', 'database file (overrides config and CALLSYNC_DATABASE)')
-    .option('--log-level <level>', 'JSON log level on stderr')
+    .addOption(configOption())
+    .addOption(databaseOption())
+    .addOption(logLevelOption())
     .option('--run-now', 'run one tick immediately, then exit')
     .option('--tick-key <key>', 'with --run-now: PostgreSQL workers given the same key sync each app once')
     .option('-q, --quiet', 'print only failures')
     .action(async (flags: { config?: string; database?: string; logLevel?: string; runNow?: boolean; quiet?: boolean; tickKey?: string }) => {
-      const settings = loadConfigFile(configPath(flags.config, readEnvironment()), readEnvironment(), {
-        ...(flags.database ? { database: flags.database } : {}),
-        ...(flags.logLevel ? { logLevel: flags.logLevel } : {}),
-      });
+      const resolved = fileSettings(flags);
+      const { settings } = resolved;
       validateSchedule(settings.schedule);
       assertApiKeys(settings);
-      const rt: Runtime = await openRuntime(settings, { quiet: flags.quiet ?? false });
+      const rt: Runtime = await openRuntime(resolved, { quiet: flags.quiet ?? false });
       const deps = { db: rt.store.db, dispatcher: rt.dispatcher, clock: rt.clock, log: rt.log };
       // Retries are logged as they wait (at most one line per app every 10 s): a dead API at 02:00 is visible in the log.
       const retries = flags.quiet ? {} : { onRetry: retryWarner(rt.log) };

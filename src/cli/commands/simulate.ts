@@ -1,9 +1,9 @@
-import { readEnvironment } from '../../config/environment.js';
 import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import { ConfigError } from '../../config/errors.js';
 import { runSimulatorCli, type FaultProfile, type SimAppSpec, type Simulator } from '../../simulator/index.js';
 import { DEMO_DATABASE, DEMO_SIM_PORT, demoFilePath, readDemoFile, SIM_DEFAULT_KEY, SIM_KEY_ENV } from '../demo-setup.js';
+import { environment } from '../setup.js';
 import { currentSimNow, parseSimNow } from '../sim-now.js';
 
 interface SimulateFlags {
@@ -81,7 +81,7 @@ export function registerSimulate(program: Command): void {
     .action(async (flags: SimulateFlags, cmd: Command) => {
       // The simulator's key is not a secret (it guards a fake); it still comes from the environment
       // so the same config works against the simulator and the service.
-      const apiKey = readEnvironment()[SIM_KEY_ENV]?.trim() || SIM_DEFAULT_KEY;
+      const apiKey = environment()[SIM_KEY_ENV]?.trim() || SIM_DEFAULT_KEY;
       const given = (flag: string): boolean => cmd.getOptionValueSource(flag) === 'cli';
       const { apps, now, port, database } = plan(flags, given, apiKey);
       let faults: FaultProfile = {};

@@ -1,15 +1,15 @@
-import { readEnvironment } from '../../config/environment.js';
-import { existsSync } from 'node:fs';
 import type { Command } from 'commander';
+import type { CommandSettings } from '../../config/command-settings.js';
 import { ConfigError } from '../../config/errors.js';
-import { configPath, loadConfigFile, type Settings } from '../../config/load.js';
 import { isoUtc } from '../../export/period.js';
 import type { Store } from '../../store/connection.js';
 import { appState, resetWatermark, storedApps, type AppStateReport } from '../../store/state-repo.js';
 import { askLines } from '../ask.js';
 import { EXIT } from '../exit-codes.js';
-import { openExistingStore } from '../open-existing.js';
+import { openForReading } from '../open-for-reading.js';
 import { parseFormat, renderGrid, sanitizeForTerminal } from '../output.js';
+import { commandSettings } from '../setup.js';
+import { appOption, configOption, databaseOption, formatOption } from '../shared-options.js';
 
 interface StateFlags {
   config?: string;
@@ -21,23 +21,8 @@ interface StateFlags {
 const RUNS_SHOWN = 5;
 const RETRIES_SHOWN = 10;
 
-interface Target {
-  settings: Settings | undefined;
-  database: string;
-  passwordEnv: string | undefined;
-  cfgPath: string;
-}
-
-/** The config when it exists (its apps and database), else --database / CALLSYNC_DATABASE alone. */
-function target(flags: StateFlags): Target {
-  const cfgPath = configPath(flags.config, readEnvironment());
-  const override = flags.database ?? readEnvironment().CALLSYNC_DATABASE;
-  const settings = override === undefined || existsSync(cfgPath) ? loadConfigFile(cfgPath, readEnvironment(), flags.database ? { database: flags.database } : {}) : undefined;
-  return { settings, database: settings?.database ?? override!, passwordEnv: flags.database ? undefined : settings?.databasePasswordEnv, cfgPath };
-}
-
 /** The app and region pairs to act on: configured ones (and any others the database holds), or --app's. */
-async function selectApps(store: Store, t: Target, appId: string | undefined): Promise<{ app_id: string; region: string }[]> {
+async function selectApps(store: Store, t: CommandSettings, appId: string | undefined): Promise<{ app_id: string; region: string }[]> {
   const configured = (t.settings?.apps ?? []).map((a) => ({ app_id: a.appId, region: a.region }));
   const stored = await storedApps(store.db);
   const all = [...configured, ...stored.filter((s) => !configured.some((c) => c.app_id === s.app_id && c.region === s.region))];
@@ -46,7 +31,7 @@ async function selectApps(store: Store, t: Target, appId: string | undefined): P
   // An app the config does not list is refused even if old rows of it remain: a typo must not act.
   if (t.settings ? !configured.some((c) => c.app_id === appId) : chosen.length === 0) {
     const names = [...new Set((t.settings ? configured : all).map((a) => a.app_id))];
-    throw new ConfigError(`--app ${appId}: not in ${t.settings ? t.cfgPath : `database ${t.database}`}; ${t.settings ? 'configured' : 'known'} apps: ${names.join(', ') || '(none)'}`);
+    throw new ConfigError(`--app ${appId}: not in ${t.settings ? t.configPath : `database ${t.database}`}; ${t.settings ? 'configured' : 'known'} apps: ${names.join(', ') || '(none)'}`);
   }
   return chosen;
 }
@@ -73,14 +58,14 @@ export function registerState(program: Command): void {
   state
     .command('show')
     .description('per app: the watermark, the last runs and the retry list')
-    .option('--app <appId>', 'only this app')
-    .option('--format <format>', 'table or json', 'table')
-    .option('-c, --config <file>', 'config file (default: $CALLSYNC_CONFIG or callsync.config.json)')
-    .option('--database <path>', 'database (overrides the config and CALLSYNC_DATABASE)')
+    .addOption(appOption('only this app', { single: true }))
+    .addOption(formatOption(['table', 'json'], 'table'))
+    .addOption(configOption())
+    .addOption(databaseOption())
     .action(async (flags: StateFlags & { format: string }) => {
       const format = parseFormat(flags.format, ['table', 'json']);
-      const t = target(flags);
-      const store = await openExistingStore(t.database, { passwordEnv: t.passwordEnv });
+      const t = commandSettings(flags);
+      const store = await openForReading(t);
       try {
         const apps = await selectApps(store, t, flags.app);
         const reports: AppStateReport[] = [];
@@ -94,13 +79,14 @@ export function registerState(program: Command): void {
   state
     .command('reset')
     .description("clear an app's watermark so that its next sync is full (calls and the retry list are kept)")
-    .requiredOption('--app <appId>', 'the app whose watermark is cleared (every configured region of it)')
+    .addOption(appOption('the app whose watermark is cleared (every configured region of it)', { single: true, required: true }))
     .option('-y, --yes', 'do not ask (required when not on a terminal)')
-    .option('-c, --config <file>', 'config file (default: $CALLSYNC_CONFIG or callsync.config.json)')
-    .option('--database <path>', 'database (overrides the config and CALLSYNC_DATABASE)')
+    .addOption(configOption())
+    .addOption(databaseOption())
     .action(async (flags: StateFlags & { app: string; yes?: boolean }) => {
-      const t = target(flags);
-      const store = await openExistingStore(t.database, { passwordEnv: t.passwordEnv });
+      const t = commandSettings(flags);
+      // Opened as readers open it (it must exist), with a writing connection for the watermark.
+      const store = await openForReading(t, { write: true });
       try {
         const apps = await selectApps(store, t, flags.app);
         const names = apps.map((a) => `${a.app_id} (${a.region})`).join(', ');

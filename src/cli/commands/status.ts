@@ -1,13 +1,12 @@
-import { readEnvironment } from '../../config/environment.js';
-import { existsSync } from 'node:fs';
 import type { Command } from 'commander';
-import { configPath, loadConfigFile, type Settings } from '../../config/load.js';
 import { isoUtc } from '../../export/period.js';
 import { appStatuses, type AppStatus } from '../../store/runs-repo.js';
 import { databaseExists } from '../../store/destinations/index.js';
 import { EXIT } from '../exit-codes.js';
-import { openExistingStore } from '../open-existing.js';
+import { openForReading } from '../open-for-reading.js';
 import { parseFormat, renderGrid, sanitizeForTerminal } from '../output.js';
+import { commandSettings } from '../setup.js';
+import { configOption, databaseOption, formatOption } from '../shared-options.js';
 
 /** Statuses of a last run that make `status` (and so a container healthcheck) fail. */
 const UNHEALTHY = new Set(['failed', 'partial', 'abandoned']);
@@ -16,21 +15,21 @@ export function registerStatus(program: Command): void {
   program
     .command('status')
     .description('per app: last successful sync, watermark, calls, rejected records, and whether the last run failed or was abandoned (exit 1 if one was)')
-    .option('--format <format>', 'table or json', 'table')
-    .option('-c, --config <file>', 'config file (default: $CALLSYNC_CONFIG or callsync.config.json)')
-    .option('--database <path>', 'database file (overrides the config)')
+    .addOption(formatOption(['table', 'json'], 'table'))
+    .addOption(configOption())
+    .addOption(databaseOption())
     .action(async (flags: { format: string; config?: string; database?: string }) => {
       const format = parseFormat(flags.format, ['table', 'json']);
-      const cfg = configPath(flags.config, readEnvironment());
-      const settings: Settings | undefined = existsSync(cfg) ? loadConfigFile(cfg, readEnvironment(), flags.database ? { database: flags.database } : {}) : undefined;
-      const path = flags.database ?? settings?.database ?? readEnvironment().CALLSYNC_DATABASE ?? 'data/callsync.db';
+      const resolved = commandSettings(flags);
+      const { settings, database: path } = resolved;
       if (!databaseExists(path)) {
         // Before the first sync there is nothing wrong to report (a fresh container is healthy).
         console.log(`no database at ${path} yet: never synced${settings ? ` (${settings.apps.length} app(s) configured)` : ''}`);
         process.exitCode = EXIT.OK;
         return;
       }
-      const store = await openExistingStore(path, { passwordEnv: flags.database ? undefined : settings?.databasePasswordEnv });
+      // A database no sync has migrated yet (a fresh PostgreSQL one) holds nothing: read as empty.
+      const store = await openForReading(resolved, { missing: 'empty' });
       let statuses: AppStatus[];
       try {
         statuses = await appStatuses(store.db);

@@ -1,8 +1,7 @@
-import { readEnvironment } from '../../config/environment.js';
 import type { Command } from 'commander';
 import { ConfigError } from '../../config/errors.js';
 import { assertApiKeys } from '../../config/api-keys.js';
-import { configPath, loadConfigFile, type Settings } from '../../config/load.js';
+import type { Settings } from '../../config/load.js';
 import type { Logger } from '../../log/logger.js';
 import { databaseExists, maskDatabaseUrl } from '../../store/destinations/index.js';
 import { dryRun } from '../../sync/dry-run.js';
@@ -14,6 +13,8 @@ import { sanitizeForTerminal } from '../output.js';
 import { parseTimeArg } from '../parse-time.js';
 import { createProgressDisplay, retryWarner, type ProgressDisplay } from '../progress.js';
 import { openRuntime, type Runtime } from '../runtime.js';
+import { fileSettings } from '../setup.js';
+import { appOption, configOption, databaseOption, logLevelOption } from '../shared-options.js';
 import { abortOnSignals } from '../shutdown.js';
 
 interface SyncFlags {
@@ -41,22 +42,22 @@ export function registerSync(program: Command): void {
   program
     .command('sync')
     .description('sync calls of every configured app into the database (incremental unless --full)')
-    .option('-c, --config <file>', 'config file (default: $CALLSYNC_CONFIG or callsync.config.json)')
-    .option('--database <path>', 'database file (overrides config and CALLSYNC_DATABASE)')
-    .option('--log-level <level>', 'JSON log level on stderr: fatal, error, warn, info, debug, trace, silent')
+    .addOption(configOption())
+    .addOption(databaseOption())
+    .addOption(logLevelOption())
     .option('--full', 'ignore the watermark and re-list every call (unchanged calls cost no Get Call)')
     .option('--since <date>', 'backfill calls started at or after this date (YYYY-MM-DD, ISO or unix s); keeps the watermark')
     .option('--until <date>', 'backfill calls started before this date; keeps the watermark')
     .option('--refetch', 'with --since/--until: Get Call for every call of the window, changed or not (a repair tool)')
-    .option('--app <appId...>', 'sync only these apps')
+    .addOption(appOption('sync only these apps'))
     .option('-q, --quiet', 'print only failures, log only errors')
     .option('--no-progress', 'no live progress display on a terminal')
     .option('--tick-key <key>', 'PostgreSQL workers given the same key sync each app once (e.g. the date)')
     .option('--json', 'print one JSON summary object per app on stdout (one a line) and nothing else there; no progress display')
     .option('--dry-run', 'list what a sync would fetch (List Calls only: no Get Call, no writes, no lease) and say so per app')
     .action(async (flags: SyncFlags) => {
-      const cfgPath = configPath(flags.config, readEnvironment());
-      const settings = loadConfigFile(cfgPath, readEnvironment(), { ...(flags.database ? { database: flags.database } : {}), ...(flags.logLevel ? { logLevel: flags.logLevel } : {}) });
+      const resolved = fileSettings(flags);
+      const { settings, configPath: cfgPath } = resolved;
       const since = flags.since !== undefined ? parseTimeArg('--since', flags.since) : undefined;
       const until = flags.until !== undefined ? parseTimeArg('--until', flags.until) : undefined;
       if (since !== undefined && until !== undefined && since >= until) throw new ConfigError('--since must be before --until');
@@ -65,7 +66,7 @@ export function registerSync(program: Command): void {
       const unknown = (flags.app ?? []).filter((id) => !settings.apps.some((a) => a.appId === id));
       if (unknown.length) throw new ConfigError(`--app ${unknown.join(', ')}: not in ${cfgPath}; configured apps: ${settings.apps.map((a) => a.appId).join(', ')}`);
       assertApiKeys(settings, flags.app);
-      const rt = await openRuntime(settings, { quiet: flags.quiet ?? false, readOnly: flags.dryRun ?? false });
+      const rt = await openRuntime(resolved, { quiet: flags.quiet ?? false, readOnly: flags.dryRun ?? false });
       if (flags.dryRun) return runDryRun(rt, settings, flags, since, until);
       const progress = flags.quiet || flags.json || flags.progress === false ? undefined : createProgressDisplay(process.stderr, rt.logOutput);
       const stop = abortOnSignals((sig) => rt.log.warn({ signal: sig }, 'stopping: writing what was fetched, then exiting'));

@@ -1,15 +1,14 @@
-import { readEnvironment } from '../../config/environment.js';
 import type { Command } from 'commander';
 import { ConfigError } from '../../config/errors.js';
-import { configPath, loadConfigFile } from '../../config/load.js';
-import { databaseExists } from '../../store/destinations/index.js';
-import { migrateToLatest } from '../../store/migrate.js';
 import { verifyAndRepair, verifyApps, type AppRepair, type VerifyReport } from '../../verify/run-verify.js';
 import type { VerifyWindow } from '../../verify/stored-state.js';
 import type { AppVerification } from '../../verify/verify-app.js';
 import { EXIT } from '../exit-codes.js';
 import { parseFormat, sanitizeForTerminal, renderGrid } from '../output.js';
+import { openForReading } from '../open-for-reading.js';
 import { openRuntime } from '../runtime.js';
+import { fileSettings } from '../setup.js';
+import { appOption, configOption, databaseOption, formatOption } from '../shared-options.js';
 import { abortOnSignals } from '../shutdown.js';
 
 /** Session ids and problems come from the service: nothing it sends may drive the terminal. */
@@ -114,32 +113,31 @@ export function registerVerify(program: Command): void {
   program
     .command('verify')
     .description("re-list calls from the service and compare with the database: missing, changed and extra calls (exit 1 if any); --repair fixes them")
-    .option('--app <appId...>', 'only these apps')
+    .addOption(appOption('only these apps'))
     .option('--since <date>', 'calls from this UTC day on (YYYY-MM-DD)')
     .option('--until <date>', 'calls before this UTC day (YYYY-MM-DD, exclusive)')
     .option('--repair', 'bring the database to what the service says (as sync would; the watermark is kept), then verify again')
-    .option('--format <format>', 'table or json', 'table')
-    .option('-c, --config <file>', 'config file (default: $CALLSYNC_CONFIG or callsync.config.json)')
-    .option('--database <path>', 'database file or postgres:// URL (overrides the config)')
+    .addOption(formatOption(['table', 'json'], 'table'))
+    .addOption(configOption())
+    .addOption(databaseOption())
     .action(async (flags: VerifyFlags) => {
       const format = parseFormat(flags.format, ['table', 'json']);
       const since = flags.since !== undefined ? parseDay('--since', flags.since) : undefined;
       const until = flags.until !== undefined ? parseDay('--until', flags.until) : undefined;
       if (since !== undefined && until !== undefined && since >= until) throw new ConfigError('--since must be before --until (until is exclusive: --since 2025-11-01 --until 2025-12-01 is November)');
-      const cfgPath = configPath(flags.config, readEnvironment());
-      const settings = loadConfigFile(cfgPath, readEnvironment(), flags.database ? { database: flags.database } : {});
+      const resolved = fileSettings(flags);
+      const { settings, configPath: cfgPath } = resolved;
       const unknown = (flags.app ?? []).filter((id) => !settings.apps.some((a) => a.appId === id));
       if (unknown.length) throw new ConfigError(`--app ${unknown.join(', ')}: not in ${cfgPath}; configured apps: ${settings.apps.map((a) => a.appId).join(', ')}`);
-      if (!databaseExists(settings.database)) {
-        throw new ConfigError(`database ${settings.database} does not exist; run \`callsync sync\` first, or pass --database`);
-      }
       const apps = flags.app?.length ? settings.apps.filter((a) => flags.app!.includes(a.appId)) : settings.apps;
       const window: VerifyWindow = { ...(since !== undefined ? { since } : {}), ...(until !== undefined ? { until } : {}) };
 
-      const rt = await openRuntime(settings);
+      // The read part opens the database as every reader does (it must exist; an old schema is
+      // brought up to date); --repair writes through the runtime's own connection.
+      await (await openForReading(resolved)).close();
+      const rt = await openRuntime(resolved);
       const stop = abortOnSignals((sig) => rt.log.warn({ signal: sig }, 'stopping verify'));
       try {
-        await migrateToLatest(rt.store.db);
         const deps = { db: rt.store.db, dispatcher: rt.dispatcher, clock: rt.clock, log: rt.log };
         let final: VerifyReport;
         if (flags.repair) {
