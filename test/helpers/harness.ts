@@ -19,9 +19,16 @@ export function tempDir(prefix = 'callsync-test-'): { dir: string; cleanup: () =
   return { dir, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
 }
 
+/** The app ids startTestSim gives `apps`: their own, else app1, app2, … by position. */
+export function simAppIds(apps: Partial<SimAppSpec>[]): string[] {
+  return apps.map((a, i) => a.appId ?? `app${i + 1}`);
+}
+
 export async function startTestSim(apps: Partial<SimAppSpec>[] | number, faults: FaultProfile = {}): Promise<Simulator> {
-  const specs: SimAppSpec[] = (typeof apps === 'number' ? [{ calls: apps }] : apps).map((a, i) => ({
-    appId: a.appId ?? (i === 0 ? 'app1' : `app${i + 1}`),
+  const list = typeof apps === 'number' ? [{ calls: apps }] : apps;
+  const ids = simAppIds(list);
+  const specs: SimAppSpec[] = list.map((a, i) => ({
+    appId: ids[i]!,
     region: a.region ?? 'us',
     apiKey: a.apiKey ?? TEST_KEY,
     calls: a.calls ?? 500,

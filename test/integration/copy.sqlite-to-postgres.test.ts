@@ -1,30 +1,20 @@
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Simulator } from '../../src/simulator/index.js';
+import { describe, expect } from 'vitest';
 import { runCli } from '../helpers/cli.js';
-import { databaseFactory, testDialects } from '../helpers/databases.js';
-import { startTestSim, syncWith, tempDir, testSettings, withStore } from '../helpers/harness.js';
+import { testDialects } from '../helpers/databases.js';
+import { it, test } from '../helpers/fixture.js';
+import { syncWith, testSettings, withStore } from '../helpers/harness.js';
 import { diffAgainstTruth } from '../helpers/truth-diff.js';
 
 const postgres = (await testDialects()).includes('postgres');
 
 describe.runIf(postgres)('callsync copy moves a SQLite database into PostgreSQL', () => {
-  let sim: Simulator;
-  const tmp = tempDir();
-  const dbs = databaseFactory('postgres', tmp.dir);
-  beforeAll(async () => {
-    sim = await startTestSim([{ calls: 1500 }], { notFoundCalls: 3, malformedCalls: 2, details: { transcriptions: true } });
-  });
-  afterAll(async () => {
-    await sim.close();
-    await dbs.dropAll();
-    tmp.cleanup();
-  });
+  test.override({ dialect: 'postgres', simApps: [{ calls: 1500 }], simFaults: { notFoundCalls: 3, malformedCalls: 2, details: { transcriptions: true } } });
 
-  it('copies every row, keeps working as the destination, and can be re-run', async () => {
-    const file = join(tmp.dir, 'source.db');
+  it('copies every row, keeps working as the destination, and can be re-run', async ({ sim, dir, newDatabase }) => {
+    const file = join(dir, 'source.db');
     expect((await syncWith(testSettings(sim, ['app1'], file))).ok).toBe(true);
-    const url = await dbs.fresh('copy');
+    const url = await newDatabase('copy');
     const res = await runCli(['copy', '--from', file, '--to', url]);
     expect(res.stderr).toBe('');
     expect(res.code).toBe(0);

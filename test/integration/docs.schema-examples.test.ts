@@ -1,12 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Simulator } from '../../src/simulator/index.js';
+import { afterAll, describe, expect } from 'vitest';
 import { streamReadOnlyQuery, type QuerySink } from '../../src/store/read-only-query.js';
 import { REPO } from '../helpers/cli.js';
-import { databaseFactory, pgExec, testDialects, type TestDialect } from '../helpers/databases.js';
-import { startTestSim, syncWith, tempDir, testSettings } from '../helpers/harness.js';
+import { pgExec, testDialects, type TestDialect } from '../helpers/databases.js';
+import { it, test } from '../helpers/fixture.js';
+import { syncWith, testSettings } from '../helpers/harness.js';
 
 /**
  * Issue 14: every example query of docs/schema.md runs, through the read-only path `callsync
@@ -52,16 +52,13 @@ class Rows implements QuerySink {
 }
 
 describe.each(dialects)('docs/schema.md examples [%s]', (dialect) => {
-  const tmp = tempDir();
-  const dbs = databaseFactory(dialect, tmp.dir);
-  let sim: Simulator;
+  test.override({ dialect, simApps: [{ appId: 'app1', calls: 800 }] });
   let db: string;
   // What the examples run as: the file itself, or the documented reader role (unique: roles are cluster-wide).
   let queryAs: string;
   const reader = `cs_docs_reader_${randomBytes(4).toString('hex')}`;
-  beforeAll(async () => {
-    db = await dbs.fresh('docs');
-    sim = await startTestSim([{ appId: 'app1', calls: 800 }]);
+  test.beforeEach(async ({ sim, database }) => {
+    db = database;
     expect((await syncWith(testSettings(sim, ['app1'], db))).ok).toBe(true);
     queryAs = db;
     if (dialect === 'postgres') {
@@ -71,15 +68,13 @@ describe.each(dialects)('docs/schema.md examples [%s]', (dialect) => {
       queryAs = u.toString();
     }
   });
+  // After the fixture dropped the database: a role with privileges on a database cannot be dropped.
   afterAll(async () => {
-    await sim.close();
-    await dbs.dropAll();
     if (dialect === 'postgres') {
       const maintenance = new URL(db);
       maintenance.pathname = '/postgres';
       await pgExec(maintenance.toString(), `drop role if exists ${reader}`);
     }
-    tmp.cleanup();
   });
 
   it('every example runs', async () => {

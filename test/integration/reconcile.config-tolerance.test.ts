@@ -1,9 +1,7 @@
-import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Simulator } from '../../src/simulator/index.js';
+import { describe, expect } from 'vitest';
 import { runCli } from '../helpers/cli.js';
-import { KEY_ENV, startTestSim, tempDir, TEST_KEY, testConfig } from '../helpers/harness.js';
+import { it, test } from '../helpers/fixture.js';
+import { KEY_ENV, TEST_KEY } from '../helpers/harness.js';
 
 interface Report {
   tolerance: number;
@@ -15,26 +13,22 @@ interface Report {
  * the one the last sync stored: a config changed after a sync applies at once (issue 15).
  */
 describe('reconcile follows the config tolerance, not the last sync', () => {
-  let sim: Simulator;
-  const tmp = tempDir();
-  const cfg = join(tmp.dir, 'callsync.config.json');
-  const db = join(tmp.dir, 'tol.db');
-  const writeConfig = (tolerance: number): void => writeFileSync(cfg, JSON.stringify(testConfig(sim, ['app1'], db, { reconcileToleranceMinutes: tolerance })));
+  test.override({ simApps: [{ calls: 1500 }] });
+  let cfg: string;
+  let writeConfig: (tolerance: number) => void;
   const reconcile = async (...extra: string[]): Promise<Report> => {
     const res = await runCli(['reconcile', '--config', cfg, '--format', 'json', ...extra]);
     expect(res.stderr).toBe('');
     expect(res.code).toBe(0);
     return JSON.parse(res.stdout) as Report;
   };
-  beforeAll(async () => {
-    sim = await startTestSim([{ calls: 1500 }]);
+  test.beforeEach(async ({ writeConfig: write }) => {
+    writeConfig = (tolerance) => {
+      cfg = write({ reconcileToleranceMinutes: tolerance }, 'callsync.config.json');
+    };
     writeConfig(0.01);
     const sync = await runCli(['sync', '--config', cfg], { [KEY_ENV]: TEST_KEY });
     expect(sync.code).toBe(0);
-  });
-  afterAll(async () => {
-    await sim.close();
-    tmp.cleanup();
   });
 
   it('uses the tolerance of the config as it is now, and the flag over it', async () => {

@@ -1,11 +1,9 @@
-import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Simulator } from '../../src/simulator/index.js';
+import { describe, expect } from 'vitest';
 import { runCli } from '../helpers/cli.js';
-import { databaseFactory, testDialects } from '../helpers/databases.js';
+import { testDialects } from '../helpers/databases.js';
+import { it, test } from '../helpers/fixture.js';
 import { runCliOnTerminal } from '../helpers/terminal.js';
-import { KEY_ENV, startTestSim, tempDir, TEST_KEY, testConfig, withStore } from '../helpers/harness.js';
+import { KEY_ENV, TEST_KEY, withStore } from '../helpers/harness.js';
 import { diffAgainstTruth } from '../helpers/truth-diff.js';
 
 const dialects = await testDialects();
@@ -20,30 +18,19 @@ interface ShownApp {
 }
 
 describe.each(dialects)('state show and state reset [%s]', (dialect) => {
-  let sim: Simulator;
-  const tmp = tempDir('callsync-state-');
-  const dbs = databaseFactory(dialect, tmp.dir);
+  test.override({ dialect, simApps: [{ appId: 'app1', calls: 250 }, { appId: 'app2', calls: 60 }] });
   let cfg: string;
-  let db: string;
   const env = { [KEY_ENV]: TEST_KEY };
   const show = async (...extra: string[]): Promise<ShownApp[]> => {
     const res = await runCli(['state', 'show', '--config', cfg, '--format', 'json', ...extra]);
     expect(res.code, res.stderr).toBe(0);
     return (JSON.parse(res.stdout) as { apps: ShownApp[] }).apps;
   };
-  beforeAll(async () => {
-    sim = await startTestSim([{ appId: 'app1', calls: 250 }, { appId: 'app2', calls: 60 }]);
-    db = await dbs.fresh('state');
-    cfg = join(tmp.dir, 'state.json');
-    writeFileSync(cfg, JSON.stringify(testConfig(sim, ['app1', 'app2'], db, { pageSize: 50 })));
-  });
-  afterAll(async () => {
-    await sim.close();
-    await dbs.dropAll();
-    tmp.cleanup();
+  test.beforeEach(({ writeConfig }) => {
+    cfg = writeConfig({ pageSize: 50 }, 'state.json');
   });
 
-  it('shows the watermark, last runs and retry list; reset makes the next sync full, ending at the ground truth', async () => {
+  it('shows the watermark, last runs and retry list; reset makes the next sync full, ending at the ground truth', async ({ sim, database: db, dir }) => {
     expect((await runCli(['sync', '--config', cfg, '--quiet'], env)).code).toBe(0);
     expect((await runCli(['sync', '--config', cfg, '--quiet'], env)).code).toBe(0);
     const [app1, app2] = await show();
@@ -68,7 +55,7 @@ describe.each(dialects)('state show and state reset [%s]', (dialect) => {
     expect(unknown.stderr).toMatch(/--app app3: not in .*state\.json; configured apps: app1, app2/);
 
     // On a terminal it asks; anything but yes resets nothing.
-    const declined = await runCliOnTerminal(['state', 'reset', '--config', cfg, '--app', 'app1'], 'n\n', tmp.dir);
+    const declined = await runCliOnTerminal(['state', 'reset', '--config', cfg, '--app', 'app1'], 'n\n', dir);
     expect(declined.code, declined.out).toBe(2);
     expect(declined.out).toContain('Reset the watermark of app1 (us)? Its next sync lists every call again');
     expect(declined.out).toContain('callsync: nothing reset');

@@ -1,12 +1,10 @@
-import { writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
-import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Simulator } from '../../src/simulator/index.js';
+import { describe, expect } from 'vitest';
 import { migrateToLatest } from '../../src/store/migrate.js';
 import { collect, runCli, spawnCli } from '../helpers/cli.js';
-import { databaseFactory, testDialects, type TestDialect } from '../helpers/databases.js';
-import { KEY_ENV, startTestSim, tempDir, TEST_KEY, testConfig, withStore } from '../helpers/harness.js';
+import { testDialects, type TestDialect } from '../helpers/databases.js';
+import { it, test } from '../helpers/fixture.js';
+import { KEY_ENV, TEST_KEY, withStore } from '../helpers/harness.js';
 import { countIn, waitFor } from '../helpers/watch-sqlite.js';
 
 interface StatusJson {
@@ -15,22 +13,12 @@ interface StatusJson {
 }
 
 describe('a sync killed with SIGKILL: status and runs show its run abandoned at once', () => {
-  let sim: Simulator;
-  const tmp = tempDir('callsync-abandoned-');
   const env = { [KEY_ENV]: TEST_KEY };
-  beforeAll(async () => {
-    // Latency on every answer and a Get Call per call stretch the sync to a minute or more: it is met mid-run.
-    sim = await startTestSim([{ calls: 1500 }], { latencyMs: 40 });
-  });
-  afterAll(async () => {
-    await sim.close();
-    tmp.cleanup();
-  });
+  // Latency on every answer and a Get Call per call stretch the sync to a minute or more: it is met mid-run.
+  test.override({ simApps: [{ calls: 1500 }], simFaults: { latencyMs: 40 } });
 
-  it('while the sync runs it is healthy and running; after SIGKILL, abandoned and exit 1', async () => {
-    const db = join(tmp.dir, 'killed.db');
-    const cfg = join(tmp.dir, 'killed.json');
-    writeFileSync(cfg, JSON.stringify(testConfig(sim, ['app1'], db, { detailFetch: 'always', concurrency: 1 })));
+  it('while the sync runs it is healthy and running; after SIGKILL, abandoned and exit 1', async ({ database: db, writeConfig }) => {
+    const cfg = writeConfig({ detailFetch: 'always', concurrency: 1 }, 'killed.json');
     const child = spawnCli(['sync', '--config', cfg], env);
     const done = collect(child);
     await waitFor(() => countIn(db, 'select count(*) as n from calls') > 0 || child.exitCode !== null, 'the sync to store its first calls');
@@ -71,16 +59,10 @@ const dialects: TestDialect[] = await testDialects();
 
 /** A run of another machine cannot be checked by pid: its lease tells (renewed while its process works). */
 describe.each(dialects)('a running run of another host, judged by its lease (%s)', (dialect) => {
-  const tmp = tempDir('callsync-abandoned-lease-');
-  const dbs = databaseFactory(dialect, tmp.dir);
-  afterAll(async () => {
-    await dbs.dropAll();
-    tmp.cleanup();
-  });
+  test.override({ dialect });
   const lease = dialect === 'sqlite' ? 'sync' : 'app:app1/us';
 
-  async function seed(expiresInMs: number): Promise<string> {
-    const url = await dbs.fresh(`lease${expiresInMs > 0 ? 'live' : 'expired'}`);
+  async function seed(url: string, expiresInMs: number): Promise<string> {
     const now = Math.floor(Date.now() / 1000);
     await withStore(url, async (s) => {
       await migrateToLatest(s.db);
@@ -90,19 +72,19 @@ describe.each(dialects)('a running run of another host, judged by its lease (%s)
     return url;
   }
 
-  it('a live lease: still running, healthy', async () => {
-    const url = await seed(600_000);
-    const r = await runCli(['status', '--database', url, '--format', 'json'], {}, tmp.dir);
+  it('a live lease: still running, healthy', async ({ database, dir }) => {
+    const url = await seed(database, 600_000);
+    const r = await runCli(['status', '--database', url, '--format', 'json'], {}, dir);
     expect(r.code, r.stderr).toBe(0);
     expect((JSON.parse(r.stdout) as StatusJson).apps.map((a) => a.last_run_status)).toEqual(['running']);
   });
 
-  it('an expired lease: abandoned, exit 1, and runs says so', async () => {
-    const url = await seed(-5_000);
-    const r = await runCli(['status', '--database', url], {}, tmp.dir);
+  it('an expired lease: abandoned, exit 1, and runs says so', async ({ database, dir }) => {
+    const url = await seed(database, -5_000);
+    const r = await runCli(['status', '--database', url], {}, dir);
     expect(r.code, r.stderr).toBe(1);
     expect(r.stdout).toMatch(/^ABANDONED: app1 \(us\): its lease expired at .*the process running it \(pid 4242 on other-host\) stopped renewing it/m);
-    const runs = await runCli(['runs', '--database', url, '--format', 'json'], {}, tmp.dir);
+    const runs = await runCli(['runs', '--database', url, '--format', 'json'], {}, dir);
     expect((JSON.parse(runs.stdout) as { status: string; error: string }[]).map((x) => x.status)).toEqual(['abandoned']);
   });
 });

@@ -1,30 +1,20 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import { resolveConfig } from '../../src/config/load.js';
-import type { Simulator } from '../../src/simulator/index.js';
-import { databaseFactory, testDialects } from '../helpers/databases.js';
-import { startTestSim, syncWith, tempDir, TEST_KEY } from '../helpers/harness.js';
+import { testDialects } from '../helpers/databases.js';
+import { it, test } from '../helpers/fixture.js';
+import { syncWith, TEST_KEY } from '../helpers/harness.js';
 
 const WRONG_KEY = 'wrong-key-5f2b8c1d9e7a';
 
 const dialects = await testDialects();
 
 describe.each(dialects)('auth errors stop only their app [%s]', (dialect) => {
-  let sim: Simulator;
-  const tmp = tempDir();
-  const dbs = databaseFactory(dialect, tmp.dir);
-  beforeAll(async () => {
-    sim = await startTestSim([{ appId: 'good', calls: 300 }, { appId: 'badkey', calls: 300 }, { appId: 'readonly', calls: 300, keyScope: 'readOnly' }, { appId: 'nokey', calls: 50 }]);
-  });
-  afterAll(async () => {
-    await sim.close();
-    await dbs.dropAll();
-    tmp.cleanup();
-  });
+  test.override({ dialect, simApps: [{ appId: 'good', calls: 300 }, { appId: 'badkey', calls: 300 }, { appId: 'readonly', calls: 300, keyScope: 'readOnly' }, { appId: 'nokey', calls: 50 }] });
 
-  it('names the app and region, never prints the key, makes one request, and lets the other apps finish', async () => {
+  it('names the app and region, never prints the key, makes one request, and lets the other apps finish', async ({ sim, database }) => {
     const app = (appId: string, apiKeyEnv: string) => ({ appId, region: 'us', apiKeyEnv, requestsPerMinute: 100_000, ...sim.baseUrls(appId) });
     const settings = resolveConfig(
-      { database: await dbs.fresh('auth'), apps: [app('good', 'KEY_GOOD'), app('badkey', 'KEY_BAD'), app('readonly', 'KEY_GOOD'), app('nokey', 'KEY_MISSING')] },
+      { database, apps: [app('good', 'KEY_GOOD'), app('badkey', 'KEY_BAD'), app('readonly', 'KEY_GOOD'), app('nokey', 'KEY_MISSING')] },
       { KEY_GOOD: TEST_KEY, KEY_BAD: WRONG_KEY, CALLSYNC_RETRY_BASE_MS: '5' },
     );
     const summary = await syncWith(settings);

@@ -1,26 +1,14 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Simulator } from '../../src/simulator/index.js';
-import { databaseFactory, testDialects } from '../helpers/databases.js';
-import { startTestSim, syncWith, tempDir, testSettings, withStore } from '../helpers/harness.js';
+import { describe, expect } from 'vitest';
+import { testDialects } from '../helpers/databases.js';
+import { it, test } from '../helpers/fixture.js';
+import { syncWith, testSettings, withStore } from '../helpers/harness.js';
 
 const dialects = await testDialects();
 
 describe.each(dialects)('group membership of groups that had group calls [%s]', (dialect) => {
-  let sim: Simulator;
-  const tmp = tempDir();
-  const dbs = databaseFactory(dialect, tmp.dir);
-  let db: string;
-  beforeAll(async () => {
-    db = await dbs.fresh('groups');
-    sim = await startTestSim([{ calls: 3000 }]);
-  });
-  afterAll(async () => {
-    await sim.close();
-    await dbs.dropAll();
-    tmp.cleanup();
-  });
+  test.override({ dialect, simApps: [{ calls: 3000 }] });
 
-  it('stores the complete current membership, pages past 1000, and records deleted groups', async () => {
+  it('stores the complete current membership, pages past 1000, and records deleted groups', async ({ sim, database: db }) => {
     const r = (await syncWith(testSettings(sim, ['app1'], db))).results[0]!;
     expect(r.status).toBe('ok');
     const truth = sim.truth('app1');

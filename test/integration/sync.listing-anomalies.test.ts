@@ -1,26 +1,20 @@
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
-import type { FaultProfile, Simulator } from '../../src/simulator/index.js';
-import { startTestSim, syncWith, tempDir, testSettings, withStore } from '../helpers/harness.js';
+import { describe, expect } from 'vitest';
+import type { FaultProfile } from '../../src/simulator/index.js';
+import { it } from '../helpers/fixture.js';
+import { syncWith, testSettings, withStore } from '../helpers/harness.js';
 import { diffAgainstTruth } from '../helpers/truth-diff.js';
 
 describe('paging survives a listing that misbehaves', () => {
-  let sim: Simulator | undefined;
-  const tmp = tempDir();
-  afterEach(async () => {
-    await sim?.close();
-    sim = undefined;
-  });
-
   const cases: [string, FaultProfile][] = [
     ['total_pages that understates', { lieTotalPages: 'low' }],
     ['an empty page in the middle', { emptyPageAt: 3 }],
     ['pagination without per_page', { omitPerPage: true }],
   ];
   for (const [name, faults] of cases) {
-    it(`reaches the truth with ${name}`, async () => {
-      sim = await startTestSim([{ calls: 950 }], faults);
-      const db = join(tmp.dir, `${name.replace(/\W+/g, '-')}.db`);
+    it(`reaches the truth with ${name}`, async ({ startSim, dir }) => {
+      const sim = await startSim([{ calls: 950 }], faults);
+      const db = join(dir, `${name.replace(/\W+/g, '-')}.db`);
       const r = (await syncWith(testSettings(sim, ['app1'], db))).results[0]!;
       expect(r.status).toBe('ok');
       expect(r.listingOrder).toBe('newest-first');
@@ -30,9 +24,9 @@ describe('paging survives a listing that misbehaves', () => {
     });
   }
 
-  it('a total that overstates cannot be proved: every call is stored, yet the run is partial and names the shortfall', async () => {
-    sim = await startTestSim([{ calls: 950 }], { lieTotalPages: 'high' });
-    const db = join(tmp.dir, 'overstated.db');
+  it('a total that overstates cannot be proved: every call is stored, yet the run is partial and names the shortfall', async ({ startSim, dir }) => {
+    const sim = await startSim([{ calls: 950 }], { lieTotalPages: 'high' });
+    const db = join(dir, 'overstated.db');
     const r = (await syncWith(testSettings(sim, ['app1'], db))).results[0]!;
     expect(r.status).toBe('partial');
     expect(r.error).toMatch(/List Calls reported 2850 calls but 950 distinct calls could be listed in two passes \(1900 short\)/);
@@ -45,10 +39,10 @@ describe('paging survives a listing that misbehaves', () => {
     });
   });
 
-  it('steps back when calls are removed above the cursor, so none is skipped', async () => {
-    sim = await startTestSim([{ calls: 950 }], { removeWhilePaging: { afterPage: 3, count: 5 } });
+  it('steps back when calls are removed above the cursor, so none is skipped', async ({ startSim, dir }) => {
+    const sim = await startSim([{ calls: 950 }], { removeWhilePaging: { afterPage: 3, count: 5 } });
     const before = new Set(sim.truth('app1').calls.keys());
-    const db = join(tmp.dir, 'removed.db');
+    const db = join(dir, 'removed.db');
     const r = (await syncWith(testSettings(sim, ['app1'], db))).results[0]!;
     expect(r.status).toBe('ok');
     const after = sim.truth('app1');
@@ -57,9 +51,9 @@ describe('paging survives a listing that misbehaves', () => {
     await withStore(db, async (s) => expect(await diffAgainstTruth(s.db, after, { allowExtra: removed })).toEqual([]));
   });
 
-  it('stops with a clear error on a page that repeats forever', async () => {
-    sim = await startTestSim([{ calls: 950 }], { repeatPageForever: true });
-    const r = (await syncWith(testSettings(sim, ['app1'], join(tmp.dir, 'repeat.db')))).results[0]!;
+  it('stops with a clear error on a page that repeats forever', async ({ startSim, dir }) => {
+    const sim = await startSim([{ calls: 950 }], { repeatPageForever: true });
+    const r = (await syncWith(testSettings(sim, ['app1'], join(dir, 'repeat.db')))).results[0]!;
     expect(r.status).toBe('failed');
     expect(r.error).toMatch(/app1 \(us\): List Calls page 2 repeats the previous page/);
     expect(sim.stats('app1').list).toBe(2);

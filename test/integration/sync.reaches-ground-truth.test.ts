@@ -1,27 +1,16 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Simulator } from '../../src/simulator/index.js';
+import { describe, expect } from 'vitest';
 import { integrityProblems } from '../helpers/db-dump.js';
-import { databaseFactory, testDialects } from '../helpers/databases.js';
-import { startTestSim, syncWith, tempDir, testSettings, withStore } from '../helpers/harness.js';
+import { testDialects } from '../helpers/databases.js';
+import { it, test } from '../helpers/fixture.js';
+import { syncWith, testSettings, withStore } from '../helpers/harness.js';
 import { diffAgainstTruth } from '../helpers/truth-diff.js';
 
 const dialects = await testDialects();
 
 describe.each(dialects)('a sync reaches the simulator ground truth [%s]', (dialect) => {
-  let sim: Simulator;
-  const tmp = tempDir();
-  const dbs = databaseFactory(dialect, tmp.dir);
-  beforeAll(async () => {
-    sim = await startTestSim([{ calls: 1500 }]);
-  });
-  afterAll(async () => {
-    await sim.close();
-    await dbs.dropAll();
-    tmp.cleanup();
-  });
+  test.override({ dialect, simApps: [{ calls: 1500 }] });
 
-  it('detailFetch auto: stores complete list entries directly and fetches only the rest', async () => {
-    const db = await dbs.fresh('auto');
+  it('detailFetch auto: stores complete list entries directly and fetches only the rest', async ({ sim, database: db }) => {
     const summary = await syncWith(testSettings(sim, ['app1'], db));
     const r = summary.results[0]!;
     expect(r.status).toBe('ok');
@@ -37,8 +26,7 @@ describe.each(dialects)('a sync reaches the simulator ground truth [%s]', (diale
     });
   });
 
-  it('detailFetch always: Gets every call and ends equal to the same truth', async () => {
-    const db = await dbs.fresh('always');
+  it('detailFetch always: Gets every call and ends equal to the same truth', async ({ sim, database: db }) => {
     const summary = await syncWith(testSettings(sim, ['app1'], db, { detailFetch: 'always' }));
     const r = summary.results[0]!;
     expect(r.status).toBe('ok');

@@ -1,12 +1,11 @@
-import { existsSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync } from 'node:fs';
 import { setTimeout as delay } from 'node:timers/promises';
 import SqliteDatabase from 'better-sqlite3';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Simulator } from '../../src/simulator/index.js';
+import { describe, expect } from 'vitest';
 import { collect, runCli, spawnCli } from '../helpers/cli.js';
 import { integrityProblems } from '../helpers/db-dump.js';
-import { KEY_ENV, startTestSim, tempDir, TEST_KEY, testConfig, withStore } from '../helpers/harness.js';
+import { it, test } from '../helpers/fixture.js';
+import { KEY_ENV, TEST_KEY, withStore } from '../helpers/harness.js';
 import { diffAgainstTruth } from '../helpers/truth-diff.js';
 
 /** Rows stored so far, read through a separate read-only connection (WAL lets it read mid-write). */
@@ -25,24 +24,14 @@ function storedCalls(path: string): number {
 }
 
 describe('a sync killed with SIGKILL resumes to the ground truth', () => {
-  let sim: Simulator;
-  const tmp = tempDir();
   const CALLS = 1200;
-  beforeAll(async () => {
-    // Latency stretches the run so the kill points land mid-sync; always-fetch makes every call a Get.
-    sim = await startTestSim([{ calls: CALLS }], { latencyMs: 2 });
-  });
-  afterAll(async () => {
-    await sim.close();
-    tmp.cleanup();
-  });
+  // Latency stretches the run so the kill points land mid-sync; always-fetch makes every call a Get.
+  test.override({ simApps: [{ calls: CALLS }], simFaults: { latencyMs: 2 } });
 
   // Kill after these many calls are stored (0: as soon as the process has started).
   for (const killAt of [0, 150, 500, 900]) {
-    it(`killed after ${killAt} stored calls`, async () => {
-      const db = join(tmp.dir, `kill-${killAt}.db`);
-      const cfg = join(tmp.dir, `kill-${killAt}.json`);
-      writeFileSync(cfg, JSON.stringify(testConfig(sim, ['app1'], db, { detailFetch: 'always', concurrency: 4 })));
+    it(`killed after ${killAt} stored calls`, async ({ sim, database: db, writeConfig }) => {
+      const cfg = writeConfig({ detailFetch: 'always', concurrency: 4 }, `kill-${killAt}.json`);
       const child = spawnCli(['sync', '--config', cfg], { [KEY_ENV]: TEST_KEY });
       const done = collect(child);
       const deadline = Date.now() + 30_000;

@@ -1,24 +1,14 @@
-import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import { resolveConfig } from '../../src/config/load.js';
-import type { Simulator } from '../../src/simulator/index.js';
-import { KEY_ENV, startTestSim, syncWith, tempDir, TEST_KEY, testConfig, withStore } from '../helpers/harness.js';
+import { it, test } from '../helpers/fixture.js';
+import { KEY_ENV, syncWith, TEST_KEY, testConfig, withStore } from '../helpers/harness.js';
 import { diffAgainstTruth } from '../helpers/truth-diff.js';
 
 describe('the request pacer keeps an app under its rate limit', () => {
-  let sim: Simulator;
-  const tmp = tempDir();
   const LIMIT = 3000; // requests per minute, enforced by the simulator over a sliding minute
-  beforeAll(async () => {
-    sim = await startTestSim([{ calls: 120 }], { rateLimitPerMinute: LIMIT });
-  });
-  afterAll(async () => {
-    await sim.close();
-    tmp.cleanup();
-  });
+  test.override({ simApps: [{ calls: 120 }], simFaults: { rateLimitPerMinute: LIMIT } });
 
-  it('sees no 429 when requestsPerMinute matches the plan', async () => {
-    const db = join(tmp.dir, 'paced.db');
+  it('sees no 429 when requestsPerMinute matches the plan', async ({ sim, database: db }) => {
     const settings = resolveConfig(
       { ...testConfig(sim, ['app1'], db, { detailFetch: 'always', concurrency: 8 }), apps: [{ appId: 'app1', region: 'us', apiKeyEnv: KEY_ENV, requestsPerMinute: LIMIT, ...sim.baseUrls('app1') }] },
       { [KEY_ENV]: TEST_KEY },

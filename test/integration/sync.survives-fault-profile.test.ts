@@ -1,18 +1,17 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Simulator } from '../../src/simulator/index.js';
+import { describe, expect } from 'vitest';
 import { integrityProblems } from '../helpers/db-dump.js';
-import { databaseFactory, testDialects } from '../helpers/databases.js';
-import { startTestSim, syncWith, tempDir, testSettings, withStore } from '../helpers/harness.js';
+import { testDialects } from '../helpers/databases.js';
+import { it, test } from '../helpers/fixture.js';
+import { syncWith, testSettings, withStore } from '../helpers/harness.js';
 import { diffAgainstTruth } from '../helpers/truth-diff.js';
 
 const dialects = await testDialects();
 
 describe.each(dialects)('with every fault on, sync ends equal to the ground truth [%s]', (dialect) => {
-  let sim: Simulator;
-  const tmp = tempDir();
-  const dbs = databaseFactory(dialect, tmp.dir);
-  beforeAll(async () => {
-    sim = await startTestSim([{ calls: 2000 }], {
+  test.override({
+    dialect,
+    simApps: [{ calls: 2000 }],
+    simFaults: {
       http429Rate: 0.004, // each random 429 holds the whole app for its 1 s Retry-After
       http5xxRate: 0.04,
       resetRate: 0.03,
@@ -23,16 +22,10 @@ describe.each(dialects)('with every fault on, sync ends equal to the ground trut
       malformedCalls: 4,
       insertWhilePaging: { afterPage: 2, count: 7 },
       retryAfter: 'seconds',
-    });
-  });
-  afterAll(async () => {
-    await sim.close();
-    await dbs.dropAll();
-    tmp.cleanup();
+    },
   });
 
-  it('loses nothing, duplicates nothing, and picks up calls that arrived while paging on the next run', async () => {
-    const db = await dbs.fresh('faults');
+  it('loses nothing, duplicates nothing, and picks up calls that arrived while paging on the next run', async ({ sim, database: db }) => {
     const settings = testSettings(sim, ['app1'], db, { detailFetch: 'always', maxAttempts: 10, requestTimeoutMs: 1_000 });
     const first = (await syncWith(settings)).results[0]!;
     expect(first.status === 'ok' || first.status === 'partial').toBe(true);

@@ -1,46 +1,28 @@
-import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { SimAppSpec, Simulator } from '../../src/simulator/index.js';
+import { describe, expect } from 'vitest';
+import type { Simulator } from '../../src/simulator/index.js';
 import { collect, runCli, spawnCli } from '../helpers/cli.js';
-import { databaseFactory, testDialects } from '../helpers/databases.js';
-import { KEY_ENV, startTestSim, tempDir, TEST_KEY, testConfig, withStore } from '../helpers/harness.js';
+import { testDialects } from '../helpers/databases.js';
+import { it, test } from '../helpers/fixture.js';
+import { KEY_ENV, TEST_KEY, withStore } from '../helpers/harness.js';
 import { diffAgainstTruth } from '../helpers/truth-diff.js';
 
 const APPS = Array.from({ length: 20 }, (_, i) => `w${String(i + 1).padStart(2, '0')}`);
 const postgres = (await testDialects()).includes('postgres');
 
 describe.runIf(postgres)('three workers and twenty apps on one PostgreSQL database', () => {
-  let sim: Simulator;
-  const tmp = tempDir();
-  const dbs = databaseFactory('postgres', tmp.dir);
+  test.override({ dialect: 'postgres', simApps: APPS.map((appId, i) => ({ appId, calls: 120, seed: 100 + i })), simFaults: { latencyMs: 2 } });
   const env = { [KEY_ENV]: TEST_KEY };
-  beforeAll(async () => {
-    const specs: Partial<SimAppSpec>[] = APPS.map((appId, i) => ({ appId, calls: 120, seed: 100 + i }));
-    sim = await startTestSim(specs, { latencyMs: 2 });
-  });
-  afterAll(async () => {
-    await sim.close();
-    await dbs.dropAll();
-    tmp.cleanup();
-  });
+  const CONFIG = { detailFetch: 'always', concurrency: 2 };
 
-  async function setup(name: string): Promise<{ cfg: string; db: string }> {
-    const db = await dbs.fresh(name);
-    const cfg = join(tmp.dir, `${name}.json`);
-    writeFileSync(cfg, JSON.stringify(testConfig(sim, APPS, db, { detailFetch: 'always', concurrency: 2 })));
-    return { cfg, db };
-  }
-
-  async function checkTruth(db: string): Promise<void> {
+  async function checkTruth(sim: Simulator, db: string): Promise<void> {
     await withStore(db, async (s) => {
       for (const app of APPS) expect(await diffAgainstTruth(s.db, sim.truth(app)), app).toEqual([]);
     });
   }
 
-  it('syncs every app exactly once per tick, split across the workers, and reaches the truth', async () => {
-    const { cfg, db } = await setup('three');
+  it('syncs every app exactly once per tick, split across the workers, and reaches the truth', async ({ sim, database: db, writeConfig }) => {
+    const cfg = writeConfig(CONFIG);
     const workers = await Promise.all([0, 1, 2].map(() => runCli(['sync', '--config', cfg, '--tick-key', 'tick-1', '--no-progress'], env)));
     for (const w of workers) expect(w.code, w.stderr).toBe(0);
     const synced = workers.map((w) => (w.stdout.match(/: ok \[full\]/g) ?? []).length);
@@ -52,7 +34,7 @@ describe.runIf(postgres)('three workers and twenty apps on one PostgreSQL databa
       const ticks = await s.db.selectFrom('app_ticks').select('app_id').where('tick_key', '=', 'tick-1').execute();
       expect(ticks).toHaveLength(APPS.length);
     });
-    await checkTruth(db);
+    await checkTruth(sim, db);
     // A fourth worker on the same tick finds nothing left to do.
     const late = await runCli(['sync', '--config', cfg, '--tick-key', 'tick-1', '--no-progress'], env);
     expect(late.code).toBe(0);
@@ -60,8 +42,8 @@ describe.runIf(postgres)('three workers and twenty apps on one PostgreSQL databa
     expect((late.stdout.match(/skipped: already synced for tick tick-1/g) ?? []).length).toBe(APPS.length);
   });
 
-  it('killing one worker mid-run loses nothing: its apps are picked up, none twice', async () => {
-    const { cfg, db } = await setup('killed');
+  it('killing one worker mid-run loses nothing: its apps are picked up, none twice', async ({ sim, database: db, writeConfig }) => {
+    const cfg = writeConfig(CONFIG);
     const children = [0, 1, 2].map(() => spawnCli(['sync', '--config', cfg, '--tick-key', 'tick-k', '--no-progress'], env));
     const done = children.map((c) => collect(c));
     await delay(1_500);
@@ -80,6 +62,6 @@ describe.runIf(postgres)('three workers and twenty apps on one PostgreSQL databa
       for (const r of ok) perApp.set(r.app_id, (perApp.get(r.app_id) ?? 0) + 1);
       for (const app of APPS) expect(perApp.get(app), app).toBe(1);
     });
-    await checkTruth(db);
+    await checkTruth(sim, db);
   });
 });

@@ -1,6 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Simulator } from '../../src/simulator/index.js';
-import { startTestSim, tempDir } from '../helpers/harness.js';
+import { afterAll, describe, expect } from 'vitest';
+import { it, test } from '../helpers/fixture.js';
 import { crashAndRecover, type CrashOutcome } from './support/crash.js';
 
 /**
@@ -14,26 +13,20 @@ const SEEDS = Array.from({ length: 20 }, (_, i) => i + 1);
 const CALLS = 400;
 
 describe('sync SIGKILLed at random points resumes to the ground truth', () => {
-  let sim: Simulator;
-  const tmp = tempDir('callsync-crash-');
   const outcomes: CrashOutcome[] = [];
-  beforeAll(async () => {
-    // Latency stretches a run over about a second, so kill points land all through it.
-    sim = await startTestSim([{ calls: CALLS }], { latencyMs: 2, notFoundCalls: 3, malformedCalls: 3 });
-  });
+  // Latency stretches a run over about a second, so kill points land all through it.
+  test.override({ simApps: [{ calls: CALLS }], simFaults: { latencyMs: 2, notFoundCalls: 3, malformedCalls: 3 } });
   afterAll(async () => {
     console.log(
       ['| seed | kills (mode@point → calls stored at the kill, how it ended) | problems |', '|---|---|---|']
         .concat(outcomes.map((o) => `| ${o.seed} | ${o.kills.map((k) => `${k.mode}@${k.at} → ${k.storedAtKill} (${k.ended})`).join('; ')} | ${o.problems.length} |`))
         .join('\n'),
     );
-    await sim.close();
-    tmp.cleanup();
   });
 
-  it(`${SEEDS.length} seeds: kill, re-run, compare with the truth, integrity and foreign keys`, { timeout: 300_000 }, async () => {
+  it(`${SEEDS.length} seeds: kill, re-run, compare with the truth, integrity and foreign keys`, { timeout: 300_000 }, async ({ sim, dir }) => {
     for (const seed of SEEDS) {
-      const outcome = await crashAndRecover(sim, tmp.dir, seed, { calls: CALLS });
+      const outcome = await crashAndRecover(sim, dir, seed, { calls: CALLS });
       outcomes.push(outcome);
       expect(outcome.problems, `seed ${seed}: ${JSON.stringify(outcome.kills)}`).toEqual([]);
     }

@@ -1,7 +1,6 @@
-import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Simulator } from '../../src/simulator/index.js';
-import { startTestSim, syncWith, tempDir, testSettings, withStore } from '../helpers/harness.js';
+import { afterEach, describe, expect } from 'vitest';
+import { it, test } from '../helpers/fixture.js';
+import { syncWith, testSettings, withStore } from '../helpers/harness.js';
 import { getCallId, startRawProxy, type RawProxy } from './transport-proxy.js';
 
 /**
@@ -10,13 +9,11 @@ import { getCallId, startRawProxy, type RawProxy } from './transport-proxy.js';
  * is a transport error: retried, and when it stays damaged the call is left on the retry list.
  */
 describe('a Get Call body with a lone 0xFF byte inside a string', () => {
-  let sim: Simulator;
+  test.override({ simApps: [{ calls: 6 }] });
   let proxy: RawProxy;
   let target: string | undefined;
-  const tmp = tempDir('callsync-utf8-');
 
-  beforeAll(async () => {
-    sim = await startTestSim([{ calls: 6 }]);
+  test.beforeEach(async ({ sim }) => {
     proxy = await startRawProxy(sim.url, async (req, res, pass) => {
       const id = getCallId(req.url);
       if (!id) return false;
@@ -31,14 +28,11 @@ describe('a Get Call body with a lone 0xFF byte inside a string', () => {
       return true;
     });
   });
-  afterAll(async () => {
+  afterEach(async () => {
     await proxy.close();
-    await sim.close();
-    tmp.cleanup();
   });
 
-  it('is never stored with U+FFFD: retried, then the call is on the retry list and the run is partial', async () => {
-    const db = join(tmp.dir, 'utf8.db');
+  it('is never stored with U+FFFD: retried, then the call is on the retry list and the run is partial', async ({ sim, database: db }) => {
     const settings = testSettings(sim, ['app1'], db, { detailFetch: 'always', maxAttempts: 3 });
     const apps = settings.apps.map((a) => ({ ...a, callsBaseUrl: `${proxy.url}/app1.call-us/v3`, chatBaseUrl: `${proxy.url}/app1.api-us/v3` }));
     const r = (await syncWith({ ...settings, apps })).results[0]!;

@@ -1,7 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Simulator } from '../../src/simulator/index.js';
-import { databaseFactory, testDialects } from '../helpers/databases.js';
-import { startTestSim, syncWith, tempDir, testSettings, withStore } from '../helpers/harness.js';
+import { afterEach, describe, expect } from 'vitest';
+import { testDialects } from '../helpers/databases.js';
+import { it, test } from '../helpers/fixture.js';
+import { syncWith, testSettings, withStore } from '../helpers/harness.js';
 import { relay, startProxy, viaProxy, type TestServer } from '../reliability/support/servers.js';
 
 /**
@@ -12,14 +12,11 @@ import { relay, startProxy, viaProxy, type TestServer } from '../reliability/sup
 const CALLS = 12;
 
 describe.each(await testDialects())('a call whose receiver holds a NUL character (%s)', (dialect) => {
-  let sim: Simulator;
+  test.override({ dialect, simApps: [{ calls: CALLS }] });
   let proxy: TestServer;
   let target: string | undefined;
-  const tmp = tempDir('callsync-nul-');
-  const dbs = databaseFactory(dialect, tmp.dir);
 
-  beforeAll(async () => {
-    sim = await startTestSim([{ calls: CALLS }]);
+  test.beforeEach(async ({ sim }) => {
     proxy = await startProxy(sim.url, async (_req, pass) => {
       const up = await pass();
       let text = up.body.toString('utf8');
@@ -31,15 +28,11 @@ describe.each(await testDialects())('a call whose receiver holds a NUL character
       return relay(up, text);
     });
   });
-  afterAll(async () => {
+  afterEach(async () => {
     await proxy.close();
-    await sim.close();
-    await dbs.dropAll();
-    tmp.cleanup();
   });
 
-  it('is rejected with a reason; the other calls are stored and the run does not fail', async () => {
-    const db = await dbs.fresh('nul');
+  it('is rejected with a reason; the other calls are stored and the run does not fail', async ({ sim, database: db }) => {
     const settings = testSettings(sim, ['app1'], db);
     const apps = settings.apps.map((a) => ({ ...a, ...viaProxy(proxy.url, 'app1') }));
     const r = (await syncWith({ ...settings, apps })).results[0]!;

@@ -1,8 +1,8 @@
 import { join } from 'node:path';
 import type { ServerResponse } from 'node:http';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Simulator } from '../../src/simulator/index.js';
-import { startTestSim, syncWith, tempDir, testSettings, withStore } from '../helpers/harness.js';
+import { afterAll, describe, expect } from 'vitest';
+import { it, test } from '../helpers/fixture.js';
+import { syncWith, testSettings, withStore } from '../helpers/harness.js';
 import { getCallId, isListPage, startRawProxy, type RawProxy } from './transport-proxy.js';
 
 /**
@@ -44,22 +44,16 @@ async function streamPadded(res: ServerResponse, upstream: string, openAt: strin
 }
 
 describe('a response body larger than maxResponseBytes', () => {
-  let sim: Simulator;
+  test.override({ simApps: [{ calls: 10 }] });
   let proxy: RawProxy | undefined;
-  const tmp = tempDir('callsync-cap-');
 
-  beforeAll(async () => {
-    sim = await startTestSim([{ calls: 10 }]);
-  });
   afterAll(async () => {
     await proxy?.close();
-    await sim.close();
-    tmp.cleanup();
   });
 
   const viaRaw = (url: string): { callsBaseUrl: string; chatBaseUrl: string } => ({ callsBaseUrl: `${url}/app1.call-us/v3`, chatBaseUrl: `${url}/app1.api-us/v3` });
 
-  it('from Get Call: reading stops near the cap, one attempt, the call goes to the retry list', async () => {
+  it('from Get Call: reading stops near the cap, one attempt, the call goes to the retry list', async ({ sim, dir }) => {
     let target: string | undefined;
     let served = 0;
     const HUGE = 48 * 1024 * 1024;
@@ -72,7 +66,7 @@ describe('a response body larger than maxResponseBytes', () => {
       served = await streamPadded(res, up, '{"data":{', HUGE);
       return true;
     });
-    const db = join(tmp.dir, 'get.db');
+    const db = join(dir, 'get.db');
     const settings = testSettings(sim, ['app1'], db, { detailFetch: 'always', maxResponseBytes: CAP, maxAttempts: 4 });
     const r = (await syncWith({ ...settings, apps: settings.apps.map((a) => ({ ...a, ...viaRaw(proxy!.url) })) })).results[0]!;
     await proxy.close();
@@ -93,7 +87,7 @@ describe('a response body larger than maxResponseBytes', () => {
     });
   }, 60_000);
 
-  it('counts only one Get attempt for the oversize call', async () => {
+  it('counts only one Get attempt for the oversize call', async ({ sim, dir }) => {
     let target: string | undefined;
     proxy = await startRawProxy(sim.url, async (req, res, pass) => {
       const id = getCallId(req.url);
@@ -103,7 +97,7 @@ describe('a response body larger than maxResponseBytes', () => {
       await streamPadded(res, (await pass()).body.toString('utf8'), '{"data":{', 3 * CAP);
       return true;
     });
-    const db = join(tmp.dir, 'get-once.db');
+    const db = join(dir, 'get-once.db');
     const settings = testSettings(sim, ['app1'], db, { detailFetch: 'always', maxResponseBytes: CAP, maxAttempts: 4 });
     const r = (await syncWith({ ...settings, apps: settings.apps.map((a) => ({ ...a, ...viaRaw(proxy!.url) })) })).results[0]!;
     const asked = proxy.urls.filter((u) => getCallId(u) === target).length;
@@ -117,13 +111,13 @@ describe('a response body larger than maxResponseBytes', () => {
     });
   }, 60_000);
 
-  it('from a List page (3× the cap): one request, and the run fails loudly naming maxResponseBytes', async () => {
+  it('from a List page (3× the cap): one request, and the run fails loudly naming maxResponseBytes', async ({ sim, dir }) => {
     proxy = await startRawProxy(sim.url, async (req, res, pass) => {
       if (!isListPage(req.url)) return false;
       await streamPadded(res, (await pass()).body.toString('utf8'), '{', 3 * CAP);
       return true;
     });
-    const db = join(tmp.dir, 'list.db');
+    const db = join(dir, 'list.db');
     const settings = testSettings(sim, ['app1'], db, { maxResponseBytes: CAP, maxAttempts: 4 });
     const r = (await syncWith({ ...settings, apps: settings.apps.map((a) => ({ ...a, ...viaRaw(proxy!.url) })) })).results[0]!;
     const listAsked = proxy.urls.filter(isListPage).length;

@@ -1,7 +1,6 @@
-import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Simulator } from '../../src/simulator/index.js';
-import { startTestSim, syncWith, tempDir, testSettings, withStore } from '../helpers/harness.js';
+import { afterEach, describe, expect } from 'vitest';
+import { it, test } from '../helpers/fixture.js';
+import { syncWith, testSettings, withStore } from '../helpers/harness.js';
 import { getCallId, startRawProxy, type RawProxy } from './transport-proxy.js';
 
 /**
@@ -10,13 +9,11 @@ import { getCallId, startRawProxy, type RawProxy } from './transport-proxy.js';
  * every 200 ms held a request (and the run) for as long as it liked.
  */
 describe('a body dripped one byte every 200 ms', () => {
-  let sim: Simulator;
+  test.override({ simApps: [{ calls: 6 }] });
   let proxy: RawProxy;
   let target: string | undefined;
-  const tmp = tempDir('callsync-drip-');
 
-  beforeAll(async () => {
-    sim = await startTestSim([{ calls: 6 }]);
+  test.beforeEach(async ({ sim }) => {
     proxy = await startRawProxy(sim.url, async (req, res, pass) => {
       const id = getCallId(req.url);
       if (!id) return false;
@@ -35,14 +32,11 @@ describe('a body dripped one byte every 200 ms', () => {
       return true;
     });
   });
-  afterAll(async () => {
+  afterEach(async () => {
     await proxy.close();
-    await sim.close();
-    tmp.cleanup();
   });
 
-  it('fails each attempt as a timeout, is retried, and the run ends partial with the call on the retry list', async () => {
-    const db = join(tmp.dir, 'drip.db');
+  it('fails each attempt as a timeout, is retried, and the run ends partial with the call on the retry list', async ({ sim, database: db }) => {
     const settings = testSettings(sim, ['app1'], db, { detailFetch: 'always', requestTimeoutMs: 1_000, maxAttempts: 2 });
     const apps = settings.apps.map((a) => ({ ...a, callsBaseUrl: `${proxy.url}/app1.call-us/v3`, chatBaseUrl: `${proxy.url}/app1.api-us/v3` }));
     const r = (await syncWith({ ...settings, apps })).results[0]!;
