@@ -12,7 +12,7 @@ import { Agent } from 'undici';
 import { resolveConfig, type Settings } from '../src/config/load.js';
 import { silentLogger } from '../src/log/logger.js';
 import { openSqliteStore } from '../src/store/connection.js';
-import { systemClock } from '../src/clock/clock.js';
+import { systemClock } from '../src/config/clock.js';
 import { runSyncExclusive } from '../src/sync/run-sync.js';
 
 export interface SyncChildArgs {

@@ -7,7 +7,7 @@ import { ChatApi } from '../source/chat-api.js';
 import { ApiError } from '../source/errors.js';
 import { AppHttpClient } from '../source/http-client.js';
 import { RequestPacer } from '../source/request-pacer.js';
-import type { Clock } from '../clock/clock.js';
+import type { Clock } from '../config/clock.js';
 
 /**
  * `callsync check`: one cheap request per API and app, and what its answer means in words. The

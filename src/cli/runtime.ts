@@ -2,7 +2,7 @@ import { Agent } from 'undici';
 import type { Env, Settings } from '../config/load.js';
 import { createLogger, LogOutput, type LogFormat, type Logger } from '../log/logger.js';
 import { openStore, type Store } from '../store/connection.js';
-import { systemClock, type Clock } from '../clock/clock.js';
+import { systemClock, type Clock } from '../config/clock.js';
 import { openForReading } from './open-for-reading.js';
 
 export interface Runtime {

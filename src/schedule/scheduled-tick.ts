@@ -5,7 +5,7 @@ import { previousMonth, resolvePeriod } from '../export/period.js';
 import { writeFileAtomic } from '../export/write-file.js';
 import { formatRows } from '../export/write-table.js';
 import { reconcileReport, type ReconcileReport } from '../reconcile/reconcile-report.js';
-import { unixSeconds } from '../clock/clock.js';
+import { unixSeconds } from '../config/clock.js';
 import { runSyncCoordinated, type RunSummary } from '../sync/run-sync.js';
 import type { AppRetryEvent, SyncDeps } from '../sync/sync-app.js';
 

@@ -3,7 +3,7 @@ import { redact, redactStrings, type Secret } from '../config/secret.js';
 import { ApiError, classify, isRetryable, readErrorBody, type ApiErrorKind } from './errors.js';
 import { capNesting } from './json-limits.js';
 import { describeNetworkError, timeoutProblem } from './network-errors.js';
-import type { Clock } from '../clock/clock.js';
+import type { Clock } from '../config/clock.js';
 import type { RequestPacer } from './request-pacer.js';
 
 export type RequestKind = 'list' | 'get' | 'members' | 'stats';

@@ -1,4 +1,4 @@
-import type { Clock } from '../clock/clock.js';
+import type { Clock } from '../config/clock.js';
 
 /**
  * Keeps one app's requests under its requests-per-minute limit by spacing them evenly, so a normal

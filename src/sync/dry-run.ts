@@ -10,7 +10,7 @@ import { RequestPacer } from '../source/request-pacer.js';
 import { hasStoredCalls, listLiveCalls, listUnsettledCalls, loadCallStates, type StoredCallState } from '../store/calls-repo.js';
 import { listRetries } from '../store/retries-repo.js';
 import { getSyncState } from '../store/runs-repo.js';
-import { unixSeconds } from '../clock/clock.js';
+import { unixSeconds } from '../config/clock.js';
 import { parseListPage, planPage } from './page-planner.js';
 import { RecentCalls } from './recent-calls.js';
 import { retryTo, type SyncDeps } from './sync-app.js';

@@ -4,7 +4,7 @@ import { ChatApi } from '../source/chat-api.js';
 import { ApiError } from '../source/errors.js';
 import { AppHttpClient } from '../source/http-client.js';
 import { RequestPacer } from '../source/request-pacer.js';
-import type { Clock } from '../clock/clock.js';
+import type { Clock } from '../config/clock.js';
 
 /** The service's own minutes of an app for a period (Usage Metrics), set beside ours in the billing export. */
 export interface UsageFigures {

@@ -4,7 +4,7 @@ import type { Kysely } from 'kysely';
 import { CallsyncError } from '../config/errors.js';
 import { releaseLease, renewLease, takeOverLease, tryAcquireLease } from '../store/lease-repo.js';
 import type { Database, LeasesTable } from '../store/schema.js';
-import type { Clock, Timer } from '../clock/clock.js';
+import type { Clock, Timer } from '../config/clock.js';
 import { pidAlive } from '../store/process-alive.js';
 
 /** How long a lease lasts without renewal: a crashed holder's lease is taken over after this. */

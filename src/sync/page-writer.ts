@@ -1,6 +1,6 @@
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import type { RetryReason } from '../store/retries-repo.js';
-import type { Clock, Timer } from '../clock/clock.js';
+import type { Clock, Timer } from '../config/clock.js';
 import type { CallRows, NewRejectedRow } from '../store/schema.js';
 
 /** One page's writes: they go in whole, in one transaction. */

@@ -8,7 +8,7 @@ import { migrateToLatest } from '../store/migrate.js';
 import { markTickDone, tickDone } from '../store/ticks-repo.js';
 import { syncApp } from './sync-app.js';
 import { abandonStaleRuns } from '../store/runs-repo.js';
-import { unixSeconds } from '../clock/clock.js';
+import { unixSeconds } from '../config/clock.js';
 import { acquireLease, DEFAULT_LEASE_TTL_MS, describeHolder } from './lease.js';
 import type { AppSyncResult, SyncDeps, SyncOptions } from './sync-app.js';
 

@@ -15,7 +15,7 @@ import { clearRetries, listRetries, recordRetries } from '../store/retries-repo.
 import { getSyncState, insertRejected, saveSyncState, startRun, updateRun } from '../store/runs-repo.js';
 import type { Database } from '../store/schema.js';
 import type { Logger } from '../log/logger.js';
-import { unixSeconds, type Clock } from '../clock/clock.js';
+import { unixSeconds, type Clock } from '../config/clock.js';
 import { DetailFetcher } from './detail-fetcher.js';
 import { followUpFetches } from './follow-ups.js';
 import { proveIncrementalWindow } from './incremental-proof.js';

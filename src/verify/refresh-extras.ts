@@ -5,7 +5,7 @@ import { ApiError } from '../source/errors.js';
 import { upsertCalls, markNotFound } from '../store/calls-repo.js';
 import { insertRejected } from '../store/runs-repo.js';
 import type { CallRows, NewRejectedRow } from '../store/schema.js';
-import { unixSeconds } from '../clock/clock.js';
+import { unixSeconds } from '../config/clock.js';
 import { apiCallToRows, fingerprint, parseCall } from '../transform/call-rows.js';
 import { apiProblem, type VerifyDeps } from './verify-app.js';
 

@@ -8,7 +8,7 @@ import { AppHttpClient } from '../source/http-client.js';
 import { RequestPacer } from '../source/request-pacer.js';
 import type { ApiCall } from '../source/schemas.js';
 import type { CallRows, Database } from '../store/schema.js';
-import { unixSeconds, type Clock } from '../clock/clock.js';
+import { unixSeconds, type Clock } from '../config/clock.js';
 import { apiCallToRows, callTime, fingerprintJson, parseCall } from '../transform/call-rows.js';
 import { callDifferences, carriesParticipants, carriesRecordings, type StoredChildren } from './compare-call.js';
 import { listWindow, looseEntryTime, type ListingOutcome } from './list-window.js';

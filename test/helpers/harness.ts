@@ -6,7 +6,7 @@ import { resolveConfig, type Settings } from '../../src/config/load.js';
 import { silentLogger } from '../../src/log/logger.js';
 import { startSimulator, type FaultProfile, type SimAppSpec, type Simulator } from '../../src/simulator/index.js';
 import { openStore, type Store } from '../../src/store/connection.js';
-import { systemClock } from '../../src/clock/clock.js';
+import { systemClock } from '../../src/config/clock.js';
 import { runSync, type RunSummary } from '../../src/sync/run-sync.js';
 import type { SyncOptions } from '../../src/sync/sync-app.js';
 

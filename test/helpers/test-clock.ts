@@ -1,5 +1,5 @@
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
-import type { Clock, Timer } from '../../src/clock/clock.js';
+import type { Clock, Timer } from '../../src/config/clock.js';
 
 interface Pending {
   id: number;

@@ -2,7 +2,7 @@ import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openStore, type Store } from '../../src/store/connection.js';
 import { migrateToLatest } from '../../src/store/migrate.js';
-import { systemClock } from '../../src/clock/clock.js';
+import { systemClock } from '../../src/config/clock.js';
 import { acquireLease } from '../../src/sync/lease.js';
 import { databaseFactory, testDialects } from '../helpers/databases.js';
 import { tempDir } from '../helpers/harness.js';

@@ -7,7 +7,7 @@ import { resolveConfig } from '../../src/config/load.js';
 import { silentLogger } from '../../src/log/logger.js';
 import type { Simulator } from '../../src/simulator/index.js';
 import { openStore } from '../../src/store/connection.js';
-import { systemClock, type Clock } from '../../src/clock/clock.js';
+import { systemClock, type Clock } from '../../src/config/clock.js';
 import { runScheduledTick } from '../../src/schedule/scheduled-tick.js';
 import { runCli } from '../helpers/cli.js';
 import { KEY_ENV, startTestSim, tempDir, TEST_KEY, testConfig } from '../helpers/harness.js';

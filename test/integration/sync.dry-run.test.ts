@@ -3,7 +3,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Simulator } from '../../src/simulator/index.js';
-import { systemClock } from '../../src/clock/clock.js';
+import { systemClock } from '../../src/config/clock.js';
 import { acquireLease } from '../../src/sync/lease.js';
 import { SYNC_LEASE } from '../../src/sync/run-sync.js';
 import { runCli } from '../helpers/cli.js';

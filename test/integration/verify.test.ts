@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Settings } from '../../src/config/load.js';
 import type { Simulator, TruthCall } from '../../src/simulator/index.js';
 import { openStore } from '../../src/store/connection.js';
-import { systemClock } from '../../src/clock/clock.js';
+import { systemClock } from '../../src/config/clock.js';
 import { isFinalStatus } from '../../src/transform/call-status.js';
 import { verifyApps, type VerifyReport } from '../../src/verify/run-verify.js';
 import type { VerifyWindow } from '../../src/verify/stored-state.js';

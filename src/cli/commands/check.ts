@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { Agent } from 'undici';
 import { ConfigError } from '../../config/errors.js';
-import { systemClock } from '../../clock/clock.js';
+import { systemClock } from '../../config/clock.js';
 import { checkApp, CHECK_TIMEOUT_MS } from '../access-check.js';
 import { EXIT } from '../exit-codes.js';
 import { sanitizeForTerminal } from '../output.js';

@@ -3,7 +3,7 @@ import { Agent } from 'undici';
 import { BILLING_COLUMNS, BILLING_DETAIL_COLUMNS, computeBilling, computeBillingDetail, staleApps, withUsage } from '../../export/billing.js';
 import { resolvePeriod } from '../../export/period.js';
 import { formatRows } from '../../export/write-table.js';
-import { systemClock } from '../../clock/clock.js';
+import { systemClock } from '../../config/clock.js';
 import { fetchUsage } from '../../sync/fetch-usage.js';
 import { openForReading } from '../open-for-reading.js';
 import { parseFormat, sanitizeForTerminal, writeOutput } from '../output.js';

@@ -3,7 +3,7 @@ import { Agent } from 'undici';
 import type { Settings } from '../../../src/config/load.js';
 import { silentLogger } from '../../../src/log/logger.js';
 import { openSqliteStore } from '../../../src/store/connection.js';
-import { systemClock } from '../../../src/clock/clock.js';
+import { systemClock } from '../../../src/config/clock.js';
 import { runSync, type RunSummary } from '../../../src/sync/run-sync.js';
 
 export interface SettledRun {

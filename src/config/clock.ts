@@ -9,7 +9,8 @@ export interface Timer {
  * Every reading of time and every wait of the sync goes through one injected Clock, so tests of
  * timing (lease expiry and renewal, the page writer's delay, pacing, retry backoff) advance a test
  * clock instead of waiting, and a timing bug shows up at the exact millisecond it concerns.
- * It sits at the bottom of the stages (it imports nothing from src/): source, store and sync all use it.
+ * It sits in config/, at the bottom of the stages, like the environment: what the process reads from
+ * outside, read in one place (it imports nothing from src/); source, store and sync all use it.
  */
 export interface Clock {
   /** Milliseconds since the epoch. */
