@@ -6,7 +6,8 @@ import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ConfigError } from '../../src/config/errors.js';
 import { openStore } from '../../src/store/connection.js';
-import { destinationOf, DESTINATIONS, displayDatabase, mapDatabaseError, resolveDestination } from '../../src/store/destinations/index.js';
+import { DatabaseError, destinationOf, DESTINATIONS, displayDatabase, mapDatabaseError, resolveDestination, toDatabaseError } from '../../src/store/destinations/index.js';
+import { EXIT, EXIT_FOR_CODE } from '../../src/cli/exit-codes.js';
 import { migrateToLatest } from '../../src/store/migrate.js';
 import { databaseFactory, testDialects } from '../helpers/databases.js';
 import { tempDir } from '../helpers/harness.js';
@@ -96,6 +97,12 @@ describe('SQLite errors are mapped onto our codes', () => {
       const mapped = mapDatabaseError(err);
       expect(mapped).toEqual({ code: 'DB_LOCKED', message: 'the database is locked by another process (waited the busy timeout, CALLSYNC_BUSY_TIMEOUT_MS)', hint: 'try again when it is released' });
       expect(mapDatabaseError(err, file)?.code).toBe('DB_LOCKED');
+      // What crosses module boundaries: a DatabaseError carrying the native error as its cause.
+      const wrapped = toDatabaseError(err);
+      expect(wrapped).toBeInstanceOf(DatabaseError);
+      expect(wrapped?.code).toBe('DB_LOCKED');
+      expect(wrapped?.cause).toBe(err);
+      expect(EXIT_FOR_CODE.DB_LOCKED).toBe(EXIT.SYNC_FAILED);
     } finally {
       holder.exec('rollback');
       holder.close();
@@ -116,6 +123,10 @@ describe('SQLite errors are mapped onto our codes', () => {
       expect(mapped?.code).toBe('DB_READ_ONLY');
       expect(mapped?.message).toContain(file);
       expect(mapped?.hint).toMatch(/writable/);
+      const wrapped = toDatabaseError(err, file);
+      expect(wrapped).toBeInstanceOf(DatabaseError);
+      expect(wrapped?.code).toBe('DB_READ_ONLY');
+      expect(wrapped?.message).toContain(file);
     } finally {
       await reader.close();
     }

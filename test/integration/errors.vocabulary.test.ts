@@ -8,7 +8,7 @@ import { EXIT, EXIT_FOR_CODE } from '../../src/cli/exit-codes.js';
 import { CallsyncError, ConfigError, type ErrorCode } from '../../src/config/errors.js';
 import type { Simulator } from '../../src/simulator/index.js';
 import { openStore } from '../../src/store/connection.js';
-import { DatabaseError, toDatabaseError } from '../../src/store/destinations/index.js';
+import { toDatabaseError } from '../../src/store/destinations/index.js';
 import { MigrationError, migrateToLatest } from '../../src/store/migrate.js';
 import { ONE_STATEMENT, READ_ONLY } from '../../src/store/destinations/contract.js';
 import { QueryRefusedError, runReadOnlyQuery } from '../../src/store/read-only-query.js';
@@ -49,41 +49,6 @@ function expectExitFor(res: CliResult, code: ErrorCode): void {
 describe('SQLite failures arrive as CallsyncErrors', () => {
   const tmp = tempDir('callsync-errors-');
   afterAll(() => tmp.cleanup());
-
-  it('a database another connection keeps locked: DatabaseError DB_LOCKED, the native error as its cause', async () => {
-    const file = join(tmp.dir, 'locked.db');
-    const store = await openStore(file, { busyTimeoutMs: 0 });
-    await migrateToLatest(store.db);
-    const holder = new SqliteDatabase(file);
-    try {
-      holder.exec('begin exclusive');
-      const native = await rejection(sql`insert into callsync_settings (key, value) values ('k', 'v')`.execute(store.db));
-      const err = toDatabaseError(native);
-      expect(err).toBeInstanceOf(DatabaseError);
-      expectCode(err, 'DB_LOCKED');
-      expect(err!.hint).toBe('try again when it is released');
-      expect(err!.cause).toBe(native);
-      expect(EXIT_FOR_CODE.DB_LOCKED).toBe(EXIT.SYNC_FAILED);
-    } finally {
-      holder.exec('rollback');
-      holder.close();
-      await store.close();
-    }
-  });
-
-  it('a write on a read-only connection: DB_READ_ONLY naming the file', async () => {
-    const file = join(tmp.dir, 'read-only.db');
-    const writer = await openStore(file);
-    await migrateToLatest(writer.db);
-    await writer.close();
-    const reader = await openStore(file, { readonly: true });
-    try {
-      const err = expectCode(toDatabaseError(await rejection(sql`insert into callsync_settings (key, value) values ('k', 'v')`.execute(reader.db)), file), 'DB_READ_ONLY');
-      expect(err.message).toContain(file);
-    } finally {
-      await reader.close();
-    }
-  });
 
   it('a path under a plain file: a ConfigError with code DB_CANNOT_OPEN', async () => {
     const file = join(tmp.dir, 'plain.file');
