@@ -1,37 +1,48 @@
 /**
- * `npm run bench [-- --runs N] [--large] [--calls N] [--skip phase,…]`: the performance targets of
- * issue 6, measured against the simulator running in its own process (bench/sim-server.ts), with
- * every sync and client in a fresh child process (peak RSS from /usr/bin/time -v). Prints one table
- * and writes bench/results/latest.json. Figures are medians of `--runs` runs (default 3); each
- * comparison (sync vs bound, sync vs naive, re-run vs full sync) is taken within one run.
+ * `npm run bench [-- --runs N] [--large] [--calls N] [--db-calls N] [--skip phase,…]`: the performance
+ * figures of issues 6 and 16, each with its target and as a ratio measured within the same run, in one
+ * table; every figure also goes to bench/results/latest.json. Every sync is `callsync sync` itself,
+ * the built CLI in a process of its own under /usr/bin/time (bench/cli-sync.ts), against the simulator
+ * running in another (bench/sim-server.ts), with `requestsPerMinute: "unlimited"` where it is not
+ * paced on purpose. Figures are medians of `--runs` runs (default 3).
  *
- * Phases, one after the other: throughput (bound, full sync, quiet and 1 % re-runs, naive), memory
- * (100k; 1M with --large), paced (3,000/min enforced; a first 20,000-call sync at 500/min), reports
- * (reconcile and billing export; over 1M calls with --large, else over the 100k database).
+ * Phases, one after the other (each can be skipped): throughput (bare client, full sync with
+ * detailFetch always for CPU per call, quiet and 1 % re-runs, naive loop), memory (100k; 1M with
+ * --large), paced (3,000/min enforced; a first 20,000-call sync at 500/min: requests per call),
+ * reports (reconcile and billing export over the synced memory database), storage (bench/storage.ts:
+ * bytes per call at --db-calls, default 200,000) and queries (bench/queries.ts: the five finance
+ * questions against a lean layout, reconcile + billing export; at --db-calls, and 1,000,000 with --large).
  */
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import Table from 'cli-table3';
-import type { SimStats } from '../src/simulator/index.js';
+import type { RequestsPerMinute } from '../src/config/schema.js';
 import type { BoundArgs, BoundResult } from './bound-client.js';
+import { BENCH_KEY as KEY, syncCli, type SyncRun } from './cli-sync.js';
+import { figuresTable } from './figures-table.js';
 import { MB, median, REPO, runScript, runTimed, SimProcess } from './lib.js';
 import type { NaiveArgs, NaiveResult } from './naive-sync.js';
-import type { SyncChildArgs, SyncChildResult } from './sync-child.js';
+import { checkPhaseSources, queriesPhase, storagePhase, type QueryFigures, type StorageFigures } from './optional-phases.js';
 
 const { values: flags } = parseArgs({
   options: {
     runs: { type: 'string', default: '3' },
     large: { type: 'boolean', default: false },
     calls: { type: 'string', default: '50000' },
+    'db-calls': { type: 'string', default: '200000' },
     skip: { type: 'string', default: '' },
   },
 });
 const RUNS = Math.max(1, Number(flags.runs) || 3);
 const FULL_CALLS = Math.max(1000, Number(flags.calls) || 50_000);
+const DB_CALLS = Math.max(1000, Number(flags['db-calls']) || 200_000);
 const SKIP = new Set(flags.skip.split(',').filter(Boolean));
 const LARGE = flags.large;
+const PHASES = ['throughput', 'memory', 'paced', 'reports', 'storage', 'queries'];
+const unknownPhases = [...SKIP].filter((p) => !PHASES.includes(p));
+if (unknownPhases.length) throw new Error(`--skip ${unknownPhases.join(',')}: the phases are ${PHASES.join(', ')}`);
+checkPhaseSources(SKIP);
 
 /** The sync's settings in the throughput phase; the bound uses the same page size and concurrency. */
 const CONCURRENCY = 8;
@@ -52,8 +63,7 @@ const RATE_LIMIT = 3000;
 const RATE_LIMITED_CALLS = 2_900;
 const FREE_PLAN_LIMIT = 500;
 const FREE_PLAN_CALLS = 20_000;
-const UNPACED = 1e9;
-const KEY = 'bench-key-not-secret';
+const UNPACED: RequestsPerMinute = 'unlimited';
 const REPORT_FROM = '2025-06-01';
 const REPORT_TO = '2025-12-01';
 
@@ -72,66 +82,22 @@ function freshDb(name: string): string {
   return path;
 }
 
-interface SyncRun extends SyncChildResult {
-  /** Process wall time, including Node's start (≈0.5 s with tsx). */
-  wallMs: number;
-  /** /usr/bin/time's peak RSS of the sync process. */
-  peakRssBytes: number;
-  sim: SimStats;
+interface SyncOpts {
+  detailFetch: 'auto' | 'always';
+  pageSize?: number;
+  requestsPerMinute?: RequestsPerMinute;
 }
 
-async function sync(sim: SimProcess, appId: string, database: string, o: { detailFetch: 'auto' | 'always'; pageSize?: number; requestsPerMinute?: number; concurrency?: number }): Promise<SyncRun> {
-  await sim.resetStats();
-  const args: SyncChildArgs = {
-    database, appId, region: 'us', apiKey: KEY, ...(await sim.baseUrls(appId)), detailFetch: o.detailFetch,
-    pageSize: o.pageSize ?? PAGE_SIZE, concurrency: o.concurrency ?? CONCURRENCY, requestsPerMinute: o.requestsPerMinute ?? UNPACED,
-  };
-  const { result, run } = await runScript<SyncChildResult>('bench/sync-child.ts', args, { time: true });
-  if (!result.ok) throw new Error(`sync of ${appId} was not ok: ${result.status} ${result.error ?? ''}`);
-  return { ...result, wallMs: run.wallMs, peakRssBytes: run.maxRssBytes ?? result.maxRssBytes, sim: await sim.stats(appId) };
-}
-
-/**
- * One `callsync sync` exactly as the nightly job runs it: `node dist/src/cli/main.js` (after `npm run
- * build`), a config file, the key in the environment, under /usr/bin/time. The memory figures come
- * from here. (The config caps requestsPerMinute at 100,000: fine for detailFetch auto.)
- */
-async function syncCli(sim: SimProcess, appId: string, database: string, o: { detailFetch: 'auto' | 'always'; pageSize: number }): Promise<SyncRun> {
-  await sim.resetStats();
-  const config = join(work, `${appId}.config.json`);
-  writeFileSync(config, JSON.stringify({
-    database, detailFetch: o.detailFetch, pageSize: o.pageSize, concurrency: CONCURRENCY,
-    apps: [{ appId, region: 'us', apiKeyEnv: 'CALLSYNC_BENCH_KEY', requestsPerMinute: 100_000, ...(await sim.baseUrls(appId)) }],
-  }));
-  const run = await runTimed(process.execPath, [join(REPO, 'dist/src/cli/main.js'), 'sync', '--config', config, '--no-progress'], { env: { PATH: process.env.PATH ?? '', CALLSYNC_BENCH_KEY: KEY } });
-  // "app (us): ok [full]: 100 pages, 100000 calls listed, … (92543 from the list alone, 7457 needed Get Call), …; 7601 requests (101 list, 7457 get, 43 members), 0 retries, 0 rate-limited; 33.6 s"
-  const line = run.stdout.trim();
-  const num = (re: RegExp): number => Number(re.exec(line)?.[1] ?? NaN);
-  if (run.code !== 0 || !line.includes(': ok [')) throw new Error(`callsync sync of ${appId} failed (exit ${run.code}): ${line} ${run.stderr.slice(-1500)}`);
-  const sim1 = await sim.stats(appId);
-  return {
-    ok: true, status: 'ok', mode: /\[(\w+)\]/.exec(line)?.[1] ?? '', syncMs: num(/; ([\d.]+) s$/) * 1000,
-    syncCpuMs: timeCpuMs(run.stderr), writeMs: NaN,
-    callsSeen: num(/ (\d+) calls listed/), callsWritten: num(/ (\d+) written/), callsFromList: num(/\((\d+) from the list alone/),
-    detailFetches: num(/ (\d+) needed Get Call/), pages: num(/: (\d+) pages/), requests: num(/; (\d+) requests/),
-    requestsByKind: { list: sim1.list, get: sim1.get, members: sim1.members }, retries: num(/ (\d+) retries/), rateLimited: num(/ (\d+) rate-limited/),
-    maxRssBytes: run.maxRssBytes ?? NaN, memoryAtEnd: { rss: NaN, heapTotal: NaN, heapUsed: NaN, external: NaN, arrayBuffers: NaN },
-    wallMs: run.wallMs, peakRssBytes: run.maxRssBytes ?? NaN, sim: sim1,
-  };
-}
-
-/** User + system CPU of a process run under /usr/bin/time -v, in ms. */
-function timeCpuMs(stderr: string): number {
-  const user = Number(/User time \(seconds\): ([\d.]+)/.exec(stderr)?.[1] ?? NaN);
-  const system = Number(/System time \(seconds\): ([\d.]+)/.exec(stderr)?.[1] ?? NaN);
-  return (user + system) * 1000;
+/** `callsync sync` of one simulator app (bench/cli-sync.ts), with the throughput phase's settings unless told. */
+function sync(sim: SimProcess, appId: string, database: string, o: SyncOpts): Promise<SyncRun> {
+  return syncCli(sim, appId, database, work, { detailFetch: o.detailFetch, pageSize: o.pageSize ?? PAGE_SIZE, concurrency: CONCURRENCY, requestsPerMinute: o.requestsPerMinute ?? UNPACED });
 }
 
 const callsPerSec = (calls: number, ms: number): number => (calls / ms) * 1000;
 const round = (x: number, d = 0): number => Math.round(x * 10 ** d) / 10 ** d;
 
 // ---------------------------------------------------------------------------------------------
-interface ThroughputRun {
+export interface ThroughputRun {
   /** simCpuMs: CPU the simulator process used meanwhile. */
   bound: BoundResult & { callsPerSec: number; simCpuMs: number };
   full: SyncRun & { callsPerSec: number; simCpuMs: number };
@@ -139,9 +105,11 @@ interface ThroughputRun {
   onePercent: SyncRun & { added: number };
   naive: NaiveResult & { callsPerSec: number };
   naiveDefaults: NaiveResult & { callsPerSec: number };
-  ratioToBound: number;
+  /** CPU per call: the sync process (whole, /usr/bin/time) over the bound client's (in-process). */
+  cpuRatio: number;
   multipleOfNaive: number;
   multipleOfNaiveDefaults: number;
+  /** The sync's own durations (as the CLI reports them): quiet or 1 % re-run over the full sync. */
   quietFraction: number;
   onePercentFraction: number;
 }
@@ -188,13 +156,13 @@ async function throughputPhase(): Promise<ThroughputRun[]> {
       const nd = { ...naiveDefaults, callsPerSec: callsPerSec(naiveDefaults.calls, naiveDefaults.ms) };
       out.push({
         bound: b, full: f, quiet, onePercent: { ...onePercent, added }, naive: n, naiveDefaults: nd,
-        ratioToBound: f.callsPerSec / b.callsPerSec,
+        cpuRatio: (f.cpuMs / f.callsSeen) / (b.cpuMs / b.calls),
         multipleOfNaive: f.callsPerSec / n.callsPerSec,
         multipleOfNaiveDefaults: f.callsPerSec / nd.callsPerSec,
         quietFraction: quiet.syncMs / f.syncMs,
         onePercentFraction: onePercent.syncMs / f.syncMs,
       });
-      log(`  bound ${round(b.callsPerSec)} calls/s, sync ${round(f.callsPerSec)} calls/s (${round(f.callsPerSec / b.callsPerSec * 100)} %), naive ${round(n.callsPerSec)} / ${round(nd.callsPerSec)} calls/s; quiet ${round(quiet.syncMs)} ms, 1 % ${round(onePercent.syncMs)} ms`);
+      log(`  CPU per call: sync ${round((f.cpuMs * 1000) / f.callsSeen)} µs, bound ${round((b.cpuMs * 1000) / b.calls)} µs; bound ${round(b.callsPerSec)} calls/s, sync ${round(f.callsPerSec)} calls/s, naive ${round(n.callsPerSec)} / ${round(nd.callsPerSec)} calls/s; quiet ${round(quiet.syncMs)} ms, 1 % ${round(onePercent.syncMs)} ms`);
       rmSync(db, { force: true });
     }
   } finally {
@@ -204,7 +172,7 @@ async function throughputPhase(): Promise<ThroughputRun[]> {
 }
 
 // ---------------------------------------------------------------------------------------------
-interface MemoryRun {
+export interface MemoryRun {
   calls: number;
   runs: SyncRun[];
   database: string;
@@ -223,7 +191,7 @@ async function memoryPhase(): Promise<MemoryRun[]> {
       for (let k = 0; k < n; k++) {
         database = freshDb(`mem-${calls}`);
         log(`memory: ${calls}-call sync (callsync sync from dist/, detailFetch auto, pageSize ${MEMORY_PAGE_SIZE}) ${k + 1}/${n}`);
-        runs.push(await syncCli(sim, `mem${calls}`, database, { detailFetch: 'auto', pageSize: MEMORY_PAGE_SIZE }));
+        runs.push(await sync(sim, `mem${calls}`, database, { detailFetch: 'auto', pageSize: MEMORY_PAGE_SIZE }));
         log(`  ${round(runs.at(-1)!.peakRssBytes / MB)} MB peak RSS, ${round(runs.at(-1)!.syncMs / 1000, 1)} s`);
       }
       out.push({ calls, runs, database });
@@ -235,7 +203,7 @@ async function memoryPhase(): Promise<MemoryRun[]> {
 }
 
 // ---------------------------------------------------------------------------------------------
-interface PacedResult {
+export interface PacedResult {
   rateLimited: SyncRun & { usedFraction: number };
   freePlanAuto: SyncRun;
   freePlanAlways: SyncRun;
@@ -274,7 +242,7 @@ async function pacedPhase(): Promise<PacedResult> {
 }
 
 // ---------------------------------------------------------------------------------------------
-interface ReportsResult {
+export interface ReportsResult {
   calls: number;
   reconcileMs: number[];
   exportMs: number[];
@@ -282,7 +250,7 @@ interface ReportsResult {
 }
 
 async function buildDist(): Promise<void> {
-  log('npm run build (the memory and report figures run dist/)');
+  log('npm run build (every sync and report runs the built CLI in dist/)');
   const build = await runTimed('npm', ['run', 'build'], { useTime: false });
   if (build.code !== 0) throw new Error(`npm run build failed: ${build.stdout.slice(-1000)}${build.stderr.slice(-1000)}`);
 }
@@ -304,174 +272,48 @@ async function reportsPhase(database: string, calls: number): Promise<ReportsRes
 }
 
 // ---------------------------------------------------------------------------------------------
-type Verdict = 'PASS' | 'FAIL' | 'info' | 'not run';
-interface Row {
-  figure: string;
-  measured: string;
-  target: string;
-  verdict: Verdict;
-  /** For a target that is missed: the measured cause and what would fix it (printed under the table). */
-  cause?: string;
-}
-
-function pass(ok: boolean): Verdict {
-  return ok ? 'PASS' : 'FAIL';
-}
-
 const t0 = Date.now();
 const load0 = loadavg();
-log(`${RUNS} run(s), full sync ${FULL_CALLS} calls${LARGE ? ', with the 1M-call rows' : ''}; work folder ${work}`);
-if (!SKIP.has('memory') || !SKIP.has('reports')) await buildDist();
+log(`${RUNS} run(s), full sync ${FULL_CALLS} calls, databases of ${DB_CALLS} calls${LARGE ? ', with the 1M-call rows' : ''}${SKIP.size ? `, skipping ${[...SKIP].join(', ')}` : ''}; work folder ${work}`);
+await buildDist();
 const throughput = SKIP.has('throughput') ? [] : await throughputPhase();
 const memory = SKIP.has('memory') ? [] : await memoryPhase();
 // Alone: a paced sync starved of CPU (beside the 1M-call sync, it was) sends late and uses less of its limit.
 const paced = SKIP.has('paced') ? undefined : await pacedPhase();
-const reportDb = memory.find((m) => m.calls === MEMORY_LARGE) ?? memory.find((m) => m.calls === MEMORY_SMALL);
+const reportDb = memory.find((x) => x.calls === MEMORY_LARGE) ?? memory.find((x) => x.calls === MEMORY_SMALL);
 const reports = SKIP.has('reports') || !reportDb ? undefined : await reportsPhase(reportDb.database, reportDb.calls);
-
-const rows: Row[] = [];
-const m = (xs: readonly number[]): number => median(xs);
-if (throughput.length) {
-  const t = throughput;
-  const full = (f: (r: ThroughputRun) => number): number => m(t.map(f));
-  rows.push({ figure: `bound: bare client, ${FULL_CALLS} calls (list + Get each, c=${CONCURRENCY}, pageSize ${PAGE_SIZE})`, measured: `${round(full((r) => r.bound.callsPerSec))} calls/s`, target: '', verdict: 'info' });
-  rows.push({ figure: `naive: sequential Get + one autocommit insert per row, SQLite as the sync opens it (WAL, synchronous=NORMAL), ${NAIVE_CALLS} calls`, measured: `${round(full((r) => r.naive.callsPerSec))} calls/s`, target: '', verdict: 'info' });
-  rows.push({ figure: `naive, SQLite defaults (rollback journal, synchronous=FULL), ${NAIVE_DEFAULTS_CALLS} calls`, measured: `${round(full((r) => r.naiveDefaults.callsPerSec))} calls/s`, target: '', verdict: 'info' });
-  rows.push({
-    figure: 'CPU per call (user + system, all threads): bound client / full sync process; the simulator meanwhile',
-    measured: `${round(full((r) => (r.bound.cpuMs * 1000) / r.bound.calls))} µs / ${round(full((r) => (r.full.syncCpuMs * 1000) / r.full.callsSeen))} µs; simulator ${round(full((r) => (r.bound.simCpuMs * 1000) / r.bound.calls))} µs / ${round(full((r) => (r.full.simCpuMs * 1000) / r.full.callsSeen))} µs`,
-    target: '',
-    verdict: 'info',
-  });
-  rows.push({
-    figure: `full sync, empty db, detailFetch always, ${FULL_CALLS} calls`,
-    measured: `${round(full((r) => r.full.callsPerSec))} calls/s, ${round(full((r) => r.full.syncMs) / 1000, 1)} s, ${round(full((r) => r.full.requests))} requests, peak RSS ${round(full((r) => r.full.peakRssBytes) / MB)} MB`,
-    target: '',
-    verdict: 'info',
-  });
-  rows.push({
-    figure: 'full sync: wall time inside write transactions (SQLite, on the event loop), per call and share of the sync',
-    measured: `${round(full((r) => (r.full.writeMs * 1000) / r.full.callsSeen))} µs, ${round(full((r) => r.full.writeMs / r.full.syncMs) * 100)} %`,
-    target: '',
-    verdict: 'info',
-  });
-  const ratio = full((r) => r.ratioToBound);
-  const syncCpu = full((r) => (r.full.syncCpuMs * 1000) / r.full.callsSeen);
-  const boundCpu = full((r) => (r.bound.cpuMs * 1000) / r.bound.calls);
-  const writeCpu = full((r) => (r.full.writeMs * 1000) / r.full.callsSeen);
-  const simCpu = full((r) => (r.full.simCpuMs * 1000) / r.full.callsSeen);
-  const cause =
-    `the sync spends ${round(syncCpu)} µs of CPU per call on one event loop where the bound spends ${round(boundCpu)} µs: ` +
-    `${round(writeCpu)} µs in SQLite write transactions (this schema's five indexes and raw_json; INSERT…SELECT of the same rows costs ~40 µs per call in SQLite alone) ` +
-    `and ~${round(syncCpu - writeCpu - boundCpu)} µs in validation, normalisation, fingerprints and JSON text for raw_json, plus garbage collection; ` +
-    `the simulator takes ${round(simCpu)} µs per call of the same two cores. Fix: a writer thread for SQLite (measured ceiling with no writes at all: ~43 % of the bound here), ` +
-    `then less work per call (one JSON.stringify per Get, one nesting walk); the target needs more cores than sync + simulator use here.`;
-  rows.push({ figure: 'full sync as a fraction of the bound', measured: `${round(ratio * 100)} %`, target: '≥ 70 %', verdict: pass(ratio >= 0.7), cause });
-  const mult = full((r) => r.multipleOfNaive);
-  const boundMult = full((r) => r.bound.callsPerSec / r.naive.callsPerSec);
-  rows.push({
-    figure: 'full sync as a multiple of naive, same SQLite settings (per call)', measured: `${round(mult, 1)} × (the bound is ${round(boundMult, 1)} ×)`, target: '≥ 10 ×', verdict: pass(mult >= 10),
-    cause: `the bound itself is only ${round(boundMult, 1)} × naive on this machine (the naive loop's cost is mostly waiting on sequential requests, not inserting), so 10 × naive needs ${round((10 / boundMult) * 100)} % of the bound: the same cause as the row above.`,
-  });
-  const multD = full((r) => r.multipleOfNaiveDefaults);
-  rows.push({ figure: 'full sync as a multiple of naive with SQLite defaults', measured: `${round(multD, 1)} ×`, target: '(≥ 10 ×)', verdict: 'info' });
-  const quietGets = Math.max(...t.map((r) => r.quiet.sim.get));
-  const q = t.map((r) => r.quiet);
-  rows.push({
-    figure: `quiet re-run: requests by kind`,
-    measured: `${m(q.map((r) => r.sim.list))} list, ${quietGets} get, ${m(q.map((r) => r.sim.members))} members`,
-    target: '0 Get Call',
-    verdict: pass(quietGets === 0),
-  });
-  const qf = full((r) => r.quietFraction);
-  rows.push({ figure: `quiet re-run: wall time / full sync (${FULL_CALLS} calls)`, measured: `${round(qf * 100, 1)} % (${round(m(q.map((r) => r.syncMs)))} ms)`, target: '≤ 5 %', verdict: pass(qf <= 0.05) });
-  const o = t.map((r) => r.onePercent);
-  rows.push({
-    figure: `1 % new re-run (${o[0]?.added ?? 0} new calls): requests, wall time / full sync`,
-    measured: `${m(o.map((r) => r.sim.list))} list, ${m(o.map((r) => r.sim.get))} get, ${m(o.map((r) => r.sim.members))} members; ${round(full((r) => r.onePercentFraction) * 100, 1)} % (${round(m(o.map((r) => r.syncMs)))} ms)`,
-    target: '',
-    verdict: 'info',
-  });
+let storage: StorageFigures | undefined;
+if (!SKIP.has('storage')) {
+  log(`storage: bytes per call at ${DB_CALLS} calls (bench/storage.ts)`);
+  storage = await storagePhase(DB_CALLS, work, RUNS);
 }
-for (const mem of memory) {
-  rows.push({
-    figure: `memory: peak RSS of a ${mem.calls.toLocaleString('en-US')}-call first sync (callsync sync, auto, pageSize ${MEMORY_PAGE_SIZE})`,
-    measured: `${round(m(mem.runs.map((r) => r.peakRssBytes)) / MB)} MB (${round(m(mem.runs.map((r) => r.syncMs)) / 1000, 1)} s, ${round(m(mem.runs.map((r) => callsPerSec(r.callsSeen, r.syncMs))))} calls/s)`,
-    target: mem.calls === MEMORY_LARGE ? '< 300 MB' : '',
-    verdict: mem.calls === MEMORY_LARGE ? pass(m(mem.runs.map((r) => r.peakRssBytes)) < 300 * MB) : 'info',
-  });
-}
-const small = memory.find((x) => x.calls === MEMORY_SMALL);
-const large = memory.find((x) => x.calls === MEMORY_LARGE);
-if (small && large) {
-  const ratio = m(large.runs.map((r) => r.peakRssBytes)) / m(small.runs.map((r) => r.peakRssBytes));
-  rows.push({ figure: 'memory: peak RSS 1M / 100k', measured: `${round(ratio, 2)} ×`, target: '≤ 1.2 ×', verdict: pass(ratio <= 1.2) });
-} else {
-  rows.push({ figure: 'memory: 1,000,000-call sync', measured: '', target: '≤ 1.2 × 100k and < 300 MB', verdict: 'not run' });
-}
-if (paced) {
-  const rl = paced.rateLimited;
-  rows.push({
-    figure: `rate-limited: ${RATE_LIMIT}/min enforced, ${rl.sim.requests} requests in ${round(rl.syncMs / 1000, 1)} s`,
-    measured: `${round(rl.usedFraction * 100, 1)} % of the limit used, ${rl.sim.http429} × 429`,
-    target: '≥ 95 %, 0 × 429',
-    verdict: pass(rl.usedFraction >= 0.95 && rl.sim.http429 === 0),
-  });
-  const a = paced.freePlanAuto;
-  const perCall = a.sim.requests / a.callsSeen;
-  rows.push({
-    figure: `requests per synced call, detailFetch auto, complete list entries (${FREE_PLAN_CALLS} calls, pageSize ${FREE_PLAN_PAGE_SIZE})`,
-    measured: `${round(perCall, 4)} (${a.sim.requests} requests; ${a.sim.get} Gets of live calls)`,
-    target: '≤ 0.02',
-    verdict: pass(perCall <= 0.02),
-  });
-  rows.push({
-    figure: `first ${FREE_PLAN_CALLS.toLocaleString('en-US')}-call sync at ${FREE_PLAN_LIMIT}/min enforced, auto, complete entries (measured)`,
-    measured: `${round(a.syncMs / 1000, 1)} s: ${a.sim.list} list, ${a.sim.get} get, ${a.sim.members} members; ${a.sim.http429} × 429`,
-    target: '< 60 s',
-    verdict: pass(a.syncMs < 60_000 && a.sim.http429 === 0),
-  });
-  const v = paced.freePlanVaried;
-  rows.push({
-    figure: `the same, auto, when 5 % of list entries omit participants (computed: requests ÷ ${FREE_PLAN_LIMIT}/min)`,
-    measured: `${v.sim.requests} requests (${round(v.sim.requests / v.callsSeen, 4)} per call; ${v.sim.get} Gets) → ${round(v.sim.requests / FREE_PLAN_LIMIT, 1)} min`,
-    target: '',
-    verdict: 'info',
-  });
-  const w = paced.freePlanAlways;
-  rows.push({
-    figure: `first ${FREE_PLAN_CALLS.toLocaleString('en-US')}-call sync at ${FREE_PLAN_LIMIT}/min, always (computed: requests ÷ ${FREE_PLAN_LIMIT}/min)`,
-    measured: `${w.sim.requests} requests (${round(w.sim.requests / w.callsSeen, 3)} per call) → ${round(w.sim.requests / FREE_PLAN_LIMIT, 1)} min`,
-    target: '',
-    verdict: 'info',
-  });
-}
-if (reports) {
-  const total = m(reports.totalMs);
-  rows.push({
-    figure: `reconcile + billing export over ${reports.calls.toLocaleString('en-US')} calls (node dist/, each a process)`,
-    measured: `${round(total / 1000, 1)} s (reconcile ${round(m(reports.reconcileMs) / 1000, 1)} s, export ${round(m(reports.exportMs) / 1000, 1)} s)`,
-    target: reports.calls === MEMORY_LARGE ? '≤ 10 s' : '≤ 10 s at 1M (--large)',
-    verdict: reports.calls === MEMORY_LARGE ? pass(total <= 10_000) : 'info',
-  });
+const queries: QueryFigures[] = [];
+if (!SKIP.has('queries')) {
+  for (const calls of LARGE ? [DB_CALLS, MEMORY_LARGE] : [DB_CALLS]) {
+    log(`queries: the five finance questions, public schema and lean layout, and reconcile + billing export, at ${calls} calls (bench/queries.ts)`);
+    queries.push(await queriesPhase(calls, work, RUNS));
+  }
 }
 
-const table = new Table({ head: ['figure', 'measured (median)', 'target', ''], style: { head: [], border: [] }, colWidths: [58, 62, 16, 9], wordWrap: true });
-for (const r of rows) table.push([r.figure, r.measured, r.target, r.verdict]);
+const { rows, text } = figuresTable({
+  settings: { runs: RUNS, fullCalls: FULL_CALLS, dbCalls: DB_CALLS, large: LARGE, skip: SKIP, concurrency: CONCURRENCY, pageSize: PAGE_SIZE, naiveCalls: NAIVE_CALLS, naiveDefaultsCalls: NAIVE_DEFAULTS_CALLS, memoryPageSize: MEMORY_PAGE_SIZE, freePlanCalls: FREE_PLAN_CALLS, freePlanPageSize: FREE_PLAN_PAGE_SIZE, freePlanLimit: FREE_PLAN_LIMIT, rateLimit: RATE_LIMIT, memorySmall: MEMORY_SMALL, memoryLarge: MEMORY_LARGE },
+  throughput, memory, paced, reports, storage, queries,
+});
 const load1 = loadavg();
 const header = `callsync bench: ${RUNS} run(s), node ${process.version}, ${cpus().length} cores, ${round(totalmem() / 1024 ** 3)} GB; load average ${load0.map((x) => x.toFixed(2)).join(' ')} → ${load1.map((x) => x.toFixed(2)).join(' ')}; ${round((Date.now() - t0) / 1000)} s`;
-const causes = rows.filter((r) => r.verdict === 'FAIL' && r.cause).map((r) => `FAIL ${r.figure}: ${r.cause}`);
-process.stdout.write(`${header}\n${table.toString()}\n${causes.length ? `${causes.join('\n')}\n` : ''}`);
+process.stdout.write(`${header}\n${text}`);
 const report = {
   startedAt: new Date(t0).toISOString(),
   durationS: round((Date.now() - t0) / 1000),
   machine: { node: process.version, cores: cpus().length, memGb: round(totalmem() / 1024 ** 3), loadavgStart: load0, loadavgEnd: load1 },
-  settings: { runs: RUNS, fullCalls: FULL_CALLS, concurrency: CONCURRENCY, pageSize: PAGE_SIZE, naiveCalls: NAIVE_CALLS, large: LARGE, memoryPageSize: MEMORY_PAGE_SIZE, freePlanPageSize: FREE_PLAN_PAGE_SIZE, rateLimit: RATE_LIMIT, freePlanLimit: FREE_PLAN_LIMIT },
+  settings: { runs: RUNS, fullCalls: FULL_CALLS, dbCalls: DB_CALLS, skipped: [...SKIP], concurrency: CONCURRENCY, pageSize: PAGE_SIZE, naiveCalls: NAIVE_CALLS, large: LARGE, memoryPageSize: MEMORY_PAGE_SIZE, freePlanPageSize: FREE_PLAN_PAGE_SIZE, rateLimit: RATE_LIMIT, freePlanLimit: FREE_PLAN_LIMIT },
   table: rows,
   throughput,
   memory: memory.map((x) => ({ calls: x.calls, runs: x.runs })),
   paced,
   reports,
+  storage,
+  queries,
 };
 writeFileSync(join(resultsDir, 'latest.json'), `${JSON.stringify(report, null, 2)}\n`);
 log(`wrote ${join('bench', 'results', 'latest.json')}`);

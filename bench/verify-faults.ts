@@ -31,7 +31,7 @@ const db = join(dir, 'verify.db');
 const cfg = join(dir, 'config.json');
 writeFileSync(cfg, JSON.stringify({
   database: db, requestTimeoutMs: 2000, maxAttempts: 8, detailFetch: values.always ? 'always' : 'auto',
-  apps: [{ appId: 'verify', region: 'us', apiKeyEnv: 'VERIFY_KEY', requestsPerMinute: 100_000, ...sim.baseUrls('verify') }],
+  apps: [{ appId: 'verify', region: 'us', apiKeyEnv: 'VERIFY_KEY', requestsPerMinute: 'unlimited', ...sim.baseUrls('verify') }],
 }));
 
 /** Runs `callsync sync` from dist/ under /usr/bin/time (asynchronously: this process serves the simulator). */

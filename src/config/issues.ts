@@ -18,6 +18,8 @@ interface SchemaNode {
       shape?: Record<string, SchemaNode>;
       element?: SchemaNode;
       entries?: Record<string, string | number>;
+      options?: readonly SchemaNode[];
+      values?: readonly unknown[];
       checks?: readonly { _zod: { def: { check: string; value?: unknown; inclusive?: boolean; minimum?: unknown } } }[];
     };
   };
@@ -97,6 +99,13 @@ function expectation(node: SchemaNode | undefined): string | undefined {
       return 'a list [ … ]';
     case 'object':
       return 'an object { … }';
+    case 'literal':
+      return (node._zod.def.values ?? []).map((v) => JSON.stringify(v)).join(' or ');
+    case 'union': {
+      // requestsPerMinute: "a whole number from 1 to 100000 or "unlimited"".
+      const parts = (node._zod.def.options ?? []).map((o) => expectation(unwrap(o)));
+      return parts.every((p) => p !== undefined) ? parts.join(' or ') : undefined;
+    }
     default:
       return undefined;
   }

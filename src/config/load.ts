@@ -5,7 +5,7 @@ import type { z } from 'zod';
 import { ConfigError } from './errors.js';
 import { describeIssue, pathText } from './issues.js';
 import { looksLikeKey } from './key-shape.js';
-import { ConfigFileSchema, type Region } from './schema.js';
+import { ConfigFileSchema, UNLIMITED, type Region, type RequestsPerMinute } from './schema.js';
 import { Secret } from './secret.js';
 
 export type Env = Readonly<Record<string, string | undefined>>;
@@ -16,7 +16,8 @@ export interface AppSettings {
   readonly region: Region;
   readonly callsBaseUrl: string;
   readonly chatBaseUrl: string;
-  readonly requestsPerMinute: number;
+  /** "unlimited" (a simulator or proxy only, never the service's hosts): requests are not paced. */
+  readonly requestsPerMinute: RequestsPerMinute;
   readonly apiKeyEnv: string;
   /** Undefined when the named environment variable is not set: `sync` and `schedule` refuse to start (assertApiKeys). */
   readonly apiKey: Secret | undefined;
@@ -61,6 +62,12 @@ export function defaultBaseUrls(appId: string, region: Region): { callsBaseUrl: 
     callsBaseUrl: `https://${appId}.call-${region}.cometchat.io/v3`,
     chatBaseUrl: `https://${appId}.api-${region}.cometchat.io/v3`,
   };
+}
+
+/** The service's own hosts (*.cometchat.io, as defaultBaseUrls builds them): plans there have a rate limit. */
+function isServiceHost(hostname: string): boolean {
+  const h = hostname.replace(/\.$/, '').toLowerCase();
+  return h === 'cometchat.io' || h.endsWith('.cometchat.io');
 }
 
 type EnvKind = 'string' | 'number';
@@ -115,6 +122,17 @@ function appProblems(rawApps: unknown): Problem[] {
       const first = seen.get(key);
       if (first !== undefined) out.push({ path: `apps[${i}]`, text: `app ${a.appId} in region ${a.region} is listed twice (also apps[${first}]); remove one entry` });
       else seen.set(key, i);
+    }
+    if (a.requestsPerMinute === UNLIMITED) {
+      // An omitted base URL is the service's documented host. One line per app, whichever URL it is.
+      const toService = (['callsBaseUrl', 'chatBaseUrl'] as const).some((f) => {
+        const url = a[f];
+        if (url === undefined) return true;
+        return typeof url === 'string' && URL.canParse(url) && isServiceHost(new URL(url).hostname);
+      });
+      if (toService) {
+        out.push({ path: `apps[${i}].requestsPerMinute`, text: `app ${String(a.appId)} talks to the service's own hosts (*.cometchat.io), where "unlimited" would run into the plan's rate limit; set the plan's limit (e.g. 500): "unlimited" is only for a local simulator or a proxy (callsBaseUrl and chatBaseUrl pointing there)` });
+      }
     }
     for (const field of ['callsBaseUrl', 'chatBaseUrl'] as const) {
       const url = a[field];

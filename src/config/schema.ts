@@ -7,6 +7,13 @@ export type Region = (typeof REGIONS)[number];
 /** The free plan's limit (api-facts.md, Rate limits): a safe default for any account. */
 export const DEFAULT_REQUESTS_PER_MINUTE = 500;
 
+/**
+ * `requestsPerMinute: "unlimited"`: no pacing at all, for a local simulator or a proxy (the benchmark
+ * runs the CLI this way). load.ts refuses it for the service's own hosts, whose plans have a limit.
+ */
+export const UNLIMITED = 'unlimited';
+export type RequestsPerMinute = number | typeof UNLIMITED;
+
 const baseUrl = z
   .url({ message: 'must be an http(s) URL ending in /v3' })
   .refine((u) => /^https?:\/\//.test(u) && /\/v3\/?$/.test(u), 'must be an http(s) URL ending in /v3');
@@ -18,7 +25,7 @@ export const AppConfigSchema = z.strictObject({
   apiKeyEnv: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be an environment variable name such as COMETCHAT_API_KEY'),
   callsBaseUrl: baseUrl.optional(),
   chatBaseUrl: baseUrl.optional(),
-  requestsPerMinute: z.number().int().positive().max(100_000).default(DEFAULT_REQUESTS_PER_MINUTE),
+  requestsPerMinute: z.union([z.number().int().positive().max(100_000), z.literal(UNLIMITED)]).default(DEFAULT_REQUESTS_PER_MINUTE),
   /** Plain http:// to a host that is not loopback would send the key in clear: refused unless this is set. */
   allowInsecureHttp: z.boolean().default(false),
 });

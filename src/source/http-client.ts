@@ -138,7 +138,8 @@ export class AppHttpClient {
       if (this.#stopped) throw this.#stopped;
       if (signal?.aborted) throw aborted();
       try {
-        await this.opts.pacer.acquire(signal);
+        const slot = this.opts.pacer.acquire(signal);
+        if (slot) await slot;
       } catch {
         throw aborted();
       }

@@ -1,4 +1,5 @@
 import type { Clock } from '../config/clock.js';
+import type { RequestsPerMinute } from '../config/schema.js';
 
 /**
  * Keeps one app's requests under its requests-per-minute limit by spacing them evenly, so a normal
@@ -9,23 +10,31 @@ import type { Clock } from '../config/clock.js';
 export const PACING_HEADROOM = 0.97;
 
 export class RequestPacer {
-  readonly #intervalMs: number;
+  /** Undefined when unlimited: no slots are kept, only a pause after a 429 holds requests. */
+  readonly #intervalMs: number | undefined;
   #nextSlot = 0;
   #pausedUntil = 0;
 
   constructor(
-    requestsPerMinute: number,
+    requestsPerMinute: RequestsPerMinute,
     private readonly clock: Pick<Clock, 'now' | 'sleep'>,
   ) {
-    this.#intervalMs = 60_000 / (requestsPerMinute * PACING_HEADROOM);
+    this.#intervalMs = requestsPerMinute === 'unlimited' ? undefined : 60_000 / (requestsPerMinute * PACING_HEADROOM);
   }
 
-  /** Resolves when the caller may send its request; callers are served in call order. */
-  async acquire(signal?: AbortSignal): Promise<void> {
+  /**
+   * When the caller may send its request: undefined for "now", else a promise resolving at its slot;
+   * callers are served in call order. Unlimited and not paused, it does no work at all (not even a
+   * promise), so an unpaced sync pays nothing per request for the pacer.
+   */
+  acquire(signal?: AbortSignal): Promise<void> | undefined {
+    const interval = this.#intervalMs;
+    // Unlimited: nothing to space out. A proxy's 429 still pauses the app as it would a paced one.
+    if (interval === undefined && this.#pausedUntil === 0) return undefined;
     const now = this.clock.now();
     const slot = Math.max(now, this.#nextSlot, this.#pausedUntil);
-    this.#nextSlot = slot + this.#intervalMs;
-    if (slot > now) await this.clock.sleep(slot - now, signal);
+    if (interval !== undefined) this.#nextSlot = slot + interval;
+    return slot > now ? this.clock.sleep(slot - now, signal) : undefined;
   }
 
   /** Holds every request of this app until `untilMs` (after a 429, or when the server says none remain). */

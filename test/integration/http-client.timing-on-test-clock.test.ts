@@ -5,6 +5,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest
 import { Secret } from '../../src/config/secret.js';
 import { ApiError } from '../../src/source/errors.js';
 import { AppHttpClient } from '../../src/source/http-client.js';
+import type { RequestsPerMinute } from '../../src/config/schema.js';
 import { PACING_HEADROOM, RequestPacer } from '../../src/source/request-pacer.js';
 import { TestClock } from '../helpers/test-clock.js';
 
@@ -47,7 +48,7 @@ describe('the HTTP client keeps its timing on the injected clock', () => {
     await new Promise<void>((resolve) => server.close(() => resolve()));
   });
 
-  function client(opts: { requestsPerMinute?: number; maxAttempts?: number; timeoutMs?: number } = {}): AppHttpClient {
+  function client(opts: { requestsPerMinute?: RequestsPerMinute; maxAttempts?: number; timeoutMs?: number } = {}): AppHttpClient {
     return new AppHttpClient({
       appId: 'app1', region: 'us', apiKey: new Secret('test-key-0123456789abcdef'), dispatcher,
       pacer: new RequestPacer(opts.requestsPerMinute ?? 6_000, clock), clock,
@@ -78,6 +79,25 @@ describe('the HTTP client keeps its timing on the injected clock', () => {
       expect(at - start).toBeGreaterThanOrEqual(Math.floor(i * interval));
       expect(at - start).toBeLessThanOrEqual(Math.ceil(i * interval) + 1);
     });
+  });
+
+  it('with requestsPerMinute "unlimited" sends every request with the clock standing, and still holds them after a 429', async () => {
+    clock = new TestClock(Date.UTC(2026, 0, 1));
+    const start = clock.now();
+    const c = client({ requestsPerMinute: 'unlimited' });
+    await Promise.all([1, 2, 3, 4, 5].map((i) => c.getJson(base, `/calls?page=${i}`, 'list', `page ${i}`)));
+    expect(hits).toEqual([start, start, start, start, start]);
+    expect(clock.pending).toBe(0);
+    // A proxy's 429 pauses the app as it would a paced one: the retry and a new request wait for Retry-After.
+    script = [{ status: 429, headers: { 'retry-after': '5' } }];
+    const first = c.getJson(base, '/calls?page=6', 'list', 'page 6');
+    await vi.waitFor(() => expect(clock.nextDueIn).toBe(5_000));
+    const second = c.getJson(base, '/calls?page=7', 'list', 'page 7');
+    await clock.advance(4_999);
+    expect(hits).toHaveLength(6);
+    await clock.advance(1);
+    await Promise.all([first, second]);
+    expect(hits.slice(6)).toEqual([start + 5_000, start + 5_000]);
   });
 
   it('waits the jittered backoff after a 503, and a 429 Retry-After, on the clock before asking again', async () => {

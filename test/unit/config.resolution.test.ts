@@ -80,7 +80,7 @@ describe('config errors: every problem at once, in plain words', () => {
     expect([...(e as ConfigError).problems].sort()).toEqual(
       [
         'c.json: apps[0].region: must be one of us, eu, in (got "uk")',
-        'c.json: apps[0].requestsPerMinute: expected a whole number from 1 to 100000 (got 0)',
+        'c.json: apps[0].requestsPerMinute: expected a whole number from 1 to 100000 or "unlimited" (got 0)',
         'c.json: apps[1].apiKeyEnv: required: expected a text value in quotes',
         'c.json: concurrency: expected a whole number from 1 to 64 (got "abc")',
         'CALLSYNC_LOOKBACK_HOURS: lookbackHours: expected a number from 0 to 8760 (got -5)',
@@ -134,5 +134,35 @@ describe('an unknown field named like a key', () => {
     const key = 'a3f9c2e71a6b84d05e1c2a3b4c5d6e7f8a9b0c1d';
     const message = err(() => resolveConfig({ ...base, [key]: 'x' }, {}, 'c.json'));
     expect(message).toBe('c.json: (top level): unknown field (a name that looks like an API key, not shown); remove it or fix its name (the fields are in the README)');
+  });
+});
+
+describe('requestsPerMinute "unlimited": for a local simulator or a proxy, never the service', () => {
+  const app = (extra: Record<string, unknown>) => ({ database: 'x.db', apps: [{ appId: 'main', region: 'us', apiKeyEnv: 'K', requestsPerMinute: 'unlimited', ...extra }] });
+
+  it('is accepted for loopback simulators and a private proxy', () => {
+    for (const host of ['http://127.0.0.1:4010', 'http://localhost:4010', 'https://cometchat-proxy.corp.example']) {
+      const s = resolveConfig(app({ callsBaseUrl: `${host}/calls/v3`, chatBaseUrl: `${host}/chat/v3` }), {});
+      expect(s.apps[0]!.requestsPerMinute).toBe('unlimited');
+    }
+  });
+
+  it('is refused for the service\'s own hosts in one line naming the app', () => {
+    const refusal = /^c\.json: apps\[0\]\.requestsPerMinute: app main talks to the service's own hosts \(\*\.cometchat\.io\), where "unlimited" .*local simulator or a proxy/;
+    // Omitted base URLs are the documented hosts.
+    const omitted = err(() => resolveConfig(app({}), {}, 'c.json'));
+    expect(omitted).toMatch(refusal);
+    expect(omitted.split('\n')).toHaveLength(1);
+    // Written out, or only one of the two pointing at the service.
+    const written = err(() => resolveConfig(app({ callsBaseUrl: 'https://main.call-us.cometchat.io/v3', chatBaseUrl: 'https://main.api-us.cometchat.io/v3' }), {}, 'c.json'));
+    expect(written).toMatch(refusal);
+    expect(written.split('\n')).toHaveLength(1);
+    expect(err(() => resolveConfig(app({ callsBaseUrl: 'http://127.0.0.1:4010/v3' }), {}, 'c.json'))).toMatch(refusal);
+  });
+
+  it('is the only text value requestsPerMinute takes, said with the number range', () => {
+    expect(err(() => resolveConfig(app({ requestsPerMinute: 'fast', callsBaseUrl: 'http://127.0.0.1:1/v3', chatBaseUrl: 'http://127.0.0.1:1/v3' }), {}, 'c.json'))).toBe(
+      'c.json: apps[0].requestsPerMinute: expected a whole number from 1 to 100000 or "unlimited" (got "fast")',
+    );
   });
 });
