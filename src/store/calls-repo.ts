@@ -1,6 +1,6 @@
 import { CompiledQuery, type DialectAdapter, type Kysely, type QueryResult, type Transaction } from 'kysely';
 import { InternalError } from '../config/errors.js';
-import type { CallRows, Database, NewCallRow, NewParticipantRow, NewRecordingRow, NewTranscriptionRow } from './schema.js';
+import type { CallRows, Database, NewCallPayloadRow, NewCallRow, NewParticipantRow, NewRecordingRow, NewTranscriptionRow } from './schema.js';
 
 type Db = Kysely<Database> | Transaction<Database>;
 
@@ -64,12 +64,14 @@ const CALL_COLUMNS = [
   'app_id', 'region', 'session_id', 'type', 'mode', 'receiver_type', 'receiver', 'initiator', 'status', 'is_final',
   'total_audio_minutes', 'total_video_minutes', 'total_duration_minutes', 'total_duration',
   'total_duration_seconds', 'total_participants', 'has_recording', 'initiated_at', 'started_at',
-  'ended_at', 'details_source', 'list_fingerprint', 'raw_json', 'not_found_at', 'first_synced_at', 'synced_at',
+  'ended_at', 'details_source', 'list_fingerprint', 'not_found_at', 'first_synced_at', 'synced_at',
   'participant_rows', 'joined_devices', 'joined_users', 'participant_audio_minutes', 'participant_video_minutes',
   'participant_total_minutes', 'participant_outside_rows', 'recording_minutes',
   'detail_error', 'has_transcription', 'metadata_json', 'tags_json', 'stale_at',
   'participant_missing_uid_rows', 'participant_negative_rows', 'participant_max_minutes', 'recording_rows',
 ] as const satisfies readonly (keyof NewCallRow)[];
+
+const PAYLOAD_COLUMNS = ['app_id', 'session_id', 'raw_json'] as const satisfies readonly (keyof NewCallPayloadRow)[];
 
 const PARTICIPANT_COLUMNS = [
   'app_id', 'session_id', 'seq', 'uid', 'device_id', 'total_audio_minutes', 'total_video_minutes',
@@ -86,8 +88,9 @@ const TRANSCRIPTION_COLUMNS = [
 
 type Lacks<Row, Columns extends readonly PropertyKey[]> = Exclude<keyof Row, Columns[number]>;
 const everyColumn: [
-  Lacks<NewCallRow, typeof CALL_COLUMNS>, Lacks<NewParticipantRow, typeof PARTICIPANT_COLUMNS>, Lacks<NewRecordingRow, typeof RECORDING_COLUMNS>, Lacks<NewTranscriptionRow, typeof TRANSCRIPTION_COLUMNS>,
-] extends [never, never, never, never] ? true : never = true;
+  Lacks<NewCallRow, typeof CALL_COLUMNS>, Lacks<NewCallPayloadRow, typeof PAYLOAD_COLUMNS>, Lacks<NewParticipantRow, typeof PARTICIPANT_COLUMNS>,
+  Lacks<NewRecordingRow, typeof RECORDING_COLUMNS>, Lacks<NewTranscriptionRow, typeof TRANSCRIPTION_COLUMNS>,
+] extends [never, never, never, never, never] ? true : never = true;
 void everyColumn;
 
 /** Every column but the key and first_synced_at is replaced when a stored call is written again. */
@@ -199,8 +202,9 @@ export async function listUnsettledCalls(db: Db, appId: string, region: string, 
 }
 
 /**
- * Writes calls with their participants and recordings, replacing what was stored for them. Call it
- * inside the use case's transaction: the three tables then change together or not at all.
+ * Writes calls with their payloads, participants, recordings and transcriptions, replacing what was
+ * stored for them. Call it inside the use case's transaction: the tables then change together or not
+ * at all.
  * Statements are compiled once per shape (see `compiledOnce`); the SQL is the dialect's own.
  */
 export async function upsertCalls(trx: Db, batch: readonly CallRows[]): Promise<void> {
@@ -223,6 +227,14 @@ export async function upsertCalls(trx: Db, batch: readonly CallRows[]): Promise<
           return set as Partial<NewCallRow>;
         }),
       )
+      .compile(),
+  );
+  // The payload has a table of its own (scans of calls skip it); same transaction, same key.
+  await insertRows(trx, 'upsert-payloads', calls.map((c) => c.payload), PAYLOAD_COLUMNS, MAX_CALL_ROWS, (n) =>
+    trx
+      .insertInto('call_payloads')
+      .values(new Array<NewCallPayloadRow>(n).fill(placeholderRow(PAYLOAD_COLUMNS) as unknown as NewCallPayloadRow))
+      .onConflict((oc) => oc.columns(['app_id', 'session_id']).doUpdateSet((eb) => ({ raw_json: eb.ref('excluded.raw_json') })))
       .compile(),
   );
 

@@ -10,6 +10,7 @@ import type { Database } from './schema.js';
  */
 export const COPIED_TABLES: readonly { name: keyof Database & string; key: readonly string[]; serial?: string }[] = [
   { name: 'calls', key: ['app_id', 'session_id'] },
+  { name: 'call_payloads', key: ['app_id', 'session_id'] },
   { name: 'call_participants', key: ['app_id', 'session_id', 'seq'] },
   { name: 'call_recordings', key: ['app_id', 'session_id', 'rid'] },
   { name: 'call_transcriptions', key: ['app_id', 'session_id', 'tid'] },
@@ -37,9 +38,28 @@ export interface CopyResult {
   target: number;
 }
 
+type SourceRow = Record<string, unknown> & { __rowid?: number };
+
+/** Whether a SQLite table has a rowid (a WITHOUT ROWID table is stored in its primary key's order). */
+async function hasRowid(db: Kysely<Database>, table: string): Promise<boolean> {
+  const r = await sql<{ sql: string | null }>`select sql from sqlite_master where type = 'table' and name = ${table}`.execute(db);
+  return !/without\s+rowid\s*$/i.test(r.rows[0]?.sql ?? '');
+}
+
+async function pageByRowid(db: Kysely<Database>, table: string, last: unknown[] | undefined): Promise<SourceRow[]> {
+  const after = (last?.[0] as number | undefined) ?? -1;
+  return (await sql<SourceRow>`select rowid as __rowid, * from ${sql.table(table)} where rowid > ${after} order by rowid limit ${BATCH_ROWS}`.execute(db)).rows;
+}
+
+async function pageByKey(db: Kysely<Database>, table: string, key: readonly string[], last: unknown[] | undefined): Promise<SourceRow[]> {
+  const cols = sql.join(key.map((k) => sql.ref(k)));
+  const where = last ? sql`where (${cols}) > (${sql.join(last.map((v) => sql`${v}`))})` : sql``;
+  return (await sql<SourceRow>`select * from ${sql.table(table)} ${where} order by ${cols} limit ${BATCH_ROWS}`.execute(db)).rows;
+}
+
 /**
  * Copies every table of a SQLite database into another database (PostgreSQL), batch by batch in
- * rowid order, one transaction per batch. Rows are upserted by key, so a copy that stopped half-way
+ * rowid order (key order for WITHOUT ROWID tables), one transaction per batch. Rows are upserted by key, so a copy that stopped half-way
  * can simply be run again. Leases are not copied (they belong to running processes). Serial ids are
  * kept, and the target destination moves its sequences past them (restartSerial).
  */
@@ -49,13 +69,16 @@ export async function copyDatabase(from: Kysely<Database>, to: Kysely<Database>,
   if (!source.capabilities.rowid) throw new ConfigError(`copy: the source must be a database whose rows have a rowid (SQLite), not ${source.label}`);
   const results: CopyResult[] = [];
   for (const t of COPIED_TABLES) {
-    let last = -1;
+    const byKey = !(await hasRowid(from, t.name));
+    let last: unknown[] | undefined;
     for (;;) {
-      // rowid keyset paging: constant cost per batch, whatever the table size.
-      const batch = await sql<Record<string, unknown> & { __rowid: number }>`select rowid as __rowid, * from ${sql.table(t.name)} where rowid > ${last} order by rowid limit ${BATCH_ROWS}`.execute(from);
-      if (batch.rows.length === 0) break;
-      last = batch.rows[batch.rows.length - 1]!.__rowid;
-      const rows = batch.rows.map(({ __rowid: _r, ...rest }) => rest);
+      // Keyset paging, by rowid (or, for a WITHOUT ROWID table, by its primary key, the order it is
+      // stored in): constant cost per batch, whatever the table size.
+      const batch = byKey ? await pageByKey(from, t.name, t.key, last) : await pageByRowid(from, t.name, last);
+      if (batch.length === 0) break;
+      const lastRow = batch[batch.length - 1]!;
+      last = byKey ? t.key.map((k) => lastRow[k]) : [lastRow.__rowid];
+      const rows = batch.map(({ __rowid: _r, ...rest }) => rest);
       const columns = Object.keys(rows[0]!);
       const updates = columns.filter((c) => !t.key.includes(c));
       await to.transaction().execute(async (trx) => {

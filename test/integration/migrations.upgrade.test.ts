@@ -40,8 +40,9 @@ describe.each(dialects)('upgrading a database with data (%s)', (dialect) => {
       expect([await n('calls'), await n('call_participants'), await n('call_recordings')]).toEqual([1, 2, 1]);
       const row = await s.db.selectFrom('calls').select(['recording_rows', 'participant_max_minutes', 'participant_negative_rows', 'has_transcription']).executeTakeFirstOrThrow();
       expect(row).toEqual({ recording_rows: 1, participant_max_minutes: 2, participant_negative_rows: 0, has_transcription: 0 });
-      await sql`insert into calls (app_id, region, session_id, type, status, is_final, has_recording, details_source, raw_json, first_synced_at, synced_at)
-        values ('a', 'us', 's2', null, null, 1, 0, 'list', '{}', 1, 1)`.execute(s.db);
+      // raw_json is in call_payloads since 20261123T030000.
+      await sql`insert into calls (app_id, region, session_id, type, status, is_final, has_recording, details_source, first_synced_at, synced_at)
+        values ('a', 'us', 's2', null, null, 1, 0, 'list', 1, 1)`.execute(s.db);
       const rec = await s.db.selectFrom('call_reconciliation').select(['session_id', 'issues']).orderBy('session_id').execute();
       expect(rec.map((x) => x.session_id)).toEqual(['s1', 's2']);
       expect(rec[1]!.issues).toMatch(/missing_type/);

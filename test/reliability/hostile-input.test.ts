@@ -134,7 +134,7 @@ describe('hostile input: each record stored faithfully or rejected with a reason
 
     await withStore(db, async (s) => {
       expect(await integrityProblems(s.db)).toEqual([]);
-      const calls = await s.db.selectFrom('calls').selectAll().execute();
+      const calls = await s.db.selectFrom('calls_with_payload').selectAll().execute();
       const ids = new Set(calls.map((c) => c.session_id));
       expect([...ids].sort()).toEqual([...storedIds, ...huge.map((_, i) => `huge-${i}`)].sort());
       const row = (id: string) => calls.find((c) => c.session_id === id)!;

@@ -137,7 +137,7 @@ describe('the API key never leaks', () => {
 
   it('the key echoed by the service is masked, not stored', async () => {
     await withStore(db, async (s) => {
-      const row = await s.db.selectFrom('calls').select('raw_json').where('app_id', '=', 'app2').executeTakeFirstOrThrow();
+      const row = await s.db.selectFrom('call_payloads').select('raw_json').where('app_id', '=', 'app2').executeTakeFirstOrThrow();
       expect(JSON.parse(row.raw_json)).toMatchObject({ apiKey: '***', note: 'key=***' });
     });
   });

@@ -45,7 +45,7 @@ describe('a key echoed JSON-escaped by the service', () => {
   it('the sync ran and the proxy really echoed the escaped key', async () => {
     expect(sync.code, sync.stderr.slice(-600)).toBeLessThanOrEqual(1);
     await withStore(db, async (s) => {
-      const row = await s.db.selectFrom('calls').select('raw_json').executeTakeFirstOrThrow();
+      const row = await s.db.selectFrom('call_payloads').select('raw_json').executeTakeFirstOrThrow();
       expect(JSON.parse(row.raw_json)).toMatchObject({ apiKey: '***', note: 'key=***' });
       const rejected = await s.db.selectFrom('rejected_records').select('payload').execute();
       expect(rejected.length).toBeGreaterThan(0);

@@ -40,7 +40,7 @@ describe('a Get Call body with a lone 0xFF byte inside a string', () => {
     expect(r.status, r.error).toBe('partial');
     expect(proxy.urls.filter((u) => getCallId(u) === target).length).toBe(3);
     await withStore(db, async (s) => {
-      const rows = await s.db.selectFrom('calls').select('raw_json').execute();
+      const rows = await s.db.selectFrom('call_payloads').select('raw_json').execute();
       expect(rows.length).toBeGreaterThan(0);
       for (const row of rows) expect(row.raw_json).not.toContain('\uFFFD');
       const rejected = await s.db.selectFrom('rejected_records').select('payload').execute();

@@ -71,7 +71,7 @@ function checkRows(rows: CallRows, raw: unknown): void {
     else expect(v === null || v === undefined, `unexpected ${typeof v}`).toBe(true);
   }
   expect(rows.call.session_id).toBe((raw as { sessionId: string }).sessionId);
-  expect(JSON.stringify(JSON.parse(rows.call.raw_json))).toBe(JSON.stringify(raw));
+  expect(JSON.stringify(JSON.parse(rows.payload.raw_json))).toBe(JSON.stringify(raw));
   const listed = (raw as { participants?: unknown }).participants;
   expect(rows.participants).toHaveLength(Array.isArray(listed) ? listed.length : 0);
   expect(rows.call.participant_rows).toBe(rows.participants.length);

@@ -26,7 +26,7 @@ describe('call parsing accepts every documented variant', () => {
       ['cometchat-uid-2', 0.23333333333333334, 1, 1692368132],
       ['cometchat-uid-8', 0.26666666666666666, 1, 1692368128],
     ]);
-    expect(JSON.parse(rows.call.raw_json)).toEqual(published.data);
+    expect(JSON.parse(rows.payload.raw_json)).toEqual(published.data);
   });
 
   it('unwraps both Get Call envelopes', () => {
@@ -77,7 +77,7 @@ describe('call parsing accepts every documented variant', () => {
 
   it('keeps unknown fields in raw_json', () => {
     const raw = { ...published.data, x_extra: { a: { b: { c: [1, 2] } } } };
-    expect(JSON.parse(rowsOf(raw).call.raw_json).x_extra).toEqual({ a: { b: { c: [1, 2] } } });
+    expect(JSON.parse(rowsOf(raw).payload.raw_json).x_extra).toEqual({ a: { b: { c: [1, 2] } } });
   });
 
   it('rejects malformed records with a reason naming the field, and never throws', () => {
