@@ -7,6 +7,7 @@ import * as appTicks from './20261122T030000_app_ticks.js';
 import * as listingProof from './20261123T000000_listing_proof.js';
 import * as callDetails from './20261123T010000_call_details.js';
 import * as runOwner from './20261123T020000_run_owner.js';
+import * as periodColumns from './20261123T040000_period_columns.js';
 
 /** A migration module: `up` may take the destination's SQL fragments as its second argument. */
 interface MigrationModule {
@@ -25,6 +26,7 @@ const MODULES: Record<string, MigrationModule> = {
   '20261123T000000_listing_proof': listingProof,
   '20261123T010000_call_details': callDetails,
   '20261123T020000_run_owner': runOwner,
+  '20261123T040000_period_columns': periodColumns,
 };
 
 /**
