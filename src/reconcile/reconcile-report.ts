@@ -143,8 +143,8 @@ export async function reconcileReport(db: Db, filter: ReconcileFilter, limit: nu
  * code) made SQLite build that text once per code and call, 18 times: most of `callsync reconcile`'s
  * time over a million calls. Grouped by the text, it is built once per call, and the few distinct
  * texts are split into their codes here (each code counted as one whole item, as before). The
- * flagged figures are their own pass: `flagged` is a handful of comparisons, and summing the minutes
- * in one statement keeps the figure exactly what it was.
+ * flagged figures are their own pass: summing the minutes in one statement keeps the figure exactly
+ * what it was.
  */
 async function countIssues(db: Db, filter: ReconcileFilter): Promise<Pick<ReconcileReport, 'issueCounts' | 'flaggedCalls' | 'flaggedUserMinutes'>> {
   const groups = await filtered(db, filter)
@@ -155,15 +155,16 @@ async function countIssues(db: Db, filter: ReconcileFilter): Promise<Pick<Reconc
   for (const g of groups) {
     for (const code of new Set(g.issues.split(','))) counts.set(code, (counts.get(code) ?? 0) + Number(g.calls));
   }
-  const flagged = await filtered(db, filter)
-    .select([
-      sql<number>`coalesce(sum(flagged), 0)`.as('flagged_calls'),
-      sql<number>`coalesce(sum(case when flagged = 1 then participant_total_minutes else 0 end), 0)`.as('flagged_user_minutes'),
-    ])
-    .executeTakeFirstOrThrow();
+  // Grouped by the flag, it is computed once per call (a sum(case when flagged …) per figure computed
+  // it once per figure); the flagged group's sum adds the same minutes in the same order as before.
+  const byFlag = await filtered(db, filter)
+    .select((eb) => ['flagged', eb.fn.countAll<number | string>().as('calls'), sql<number | string | null>`sum(participant_total_minutes)`.as('user_minutes')])
+    .groupBy('flagged')
+    .execute();
+  const flagged = byFlag.find((g) => Number(g.flagged) === 1);
   return {
     issueCounts: ISSUE_CODES.map((issue) => ({ issue, calls: counts.get(issue) ?? 0 })),
-    flaggedCalls: Number(flagged.flagged_calls),
-    flaggedUserMinutes: Number(flagged.flagged_user_minutes),
+    flaggedCalls: Number(flagged?.calls ?? 0),
+    flaggedUserMinutes: Number(flagged?.user_minutes ?? 0),
   };
 }
