@@ -170,21 +170,14 @@ const QUESTIONS: { question: string; publicSql: string | 'billing'; leanSql: str
   {
     question: "a month's billing export (computeBilling)",
     publicSql: 'billing',
-    leanSql: `select app_id, region, coalesce(type, '(none)') as type, count(*) as calls, sum(is_final) as final_calls,
-        sum(case when flagged = 0 then participant_audio_minutes else 0 end) as participant_audio_minutes,
-        sum(case when flagged = 0 then participant_video_minutes else 0 end) as participant_video_minutes,
-        sum(case when flagged = 0 then participant_total_minutes else 0 end) as user_minutes,
-        sum(case when flagged = 0 then coalesce(total_audio_minutes, 0) else 0 end) as call_audio_minutes,
-        sum(case when flagged = 0 then coalesce(total_video_minutes, 0) else 0 end) as call_video_minutes,
-        sum(case when flagged = 0 then coalesce(total_duration_minutes, 0) else 0 end) as call_total_minutes,
-        sum(case when flagged = 0 then recording_minutes else 0 end) as recording_minutes,
-        sum(case when relation = 'participant_sum' then 1 else 0 end) as calls_participant_sum,
-        sum(case when relation = 'wall_clock' then 1 else 0 end) as calls_wall_clock,
-        sum(case when relation = 'mismatch' then 1 else 0 end) as calls_mismatch,
-        sum(case when relation = 'incomplete' then 1 else 0 end) as calls_incomplete,
-        sum(flagged) as flagged_calls, sum(case when flagged = 1 then participant_total_minutes else 0 end) as flagged_user_minutes
+    // The same shape as computeBilling's query (grouped by relation and flag too, folded in JS).
+    leanSql: `select app_id, region, coalesce(type, '(none)') as type, relation, flagged, count(*) as calls, sum(is_final) as final_calls,
+        sum(participant_audio_minutes) as participant_audio_minutes, sum(participant_video_minutes) as participant_video_minutes,
+        sum(participant_total_minutes) as user_minutes, sum(coalesce(total_audio_minutes, 0)) as call_audio_minutes,
+        sum(coalesce(total_video_minutes, 0)) as call_video_minutes, sum(coalesce(total_duration_minutes, 0)) as call_total_minutes,
+        sum(recording_minutes) as recording_minutes
       from (${LEAN_RECONCILED.replace('%WHERE%', 'where started_at >= $START and started_at < $END')}) x
-      group by app_id, region, coalesce(type, '(none)')`,
+      group by app_id, region, coalesce(type, '(none)'), relation, flagged`,
   },
 ];
 
