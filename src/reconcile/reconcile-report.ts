@@ -137,28 +137,34 @@ export async function reconcileReport(db: Db, filter: ReconcileFilter, limit: nu
   };
 }
 
-/** LIKE pattern matching `code` as one whole item of a comma-separated list wrapped in commas. */
-function itemPattern(code: string): string {
-  return `%,${code.replace(/_/g, '\\_')},%`;
-}
-
 /**
- * Calls per issue code and the flagged figures, in one pass over the filtered calls. The view keeps
- * `issues` as one text (the contract for ad hoc SQL), so each code is matched as a whole item; `_`
- * is escaped, LIKE would otherwise read it as any character.
+ * Calls per issue code and the flagged figures. The view keeps `issues` as one text (the contract
+ * for ad hoc SQL), built from some twenty checks per call. Matching each code in SQL (a LIKE per
+ * code) made SQLite build that text once per code and call, 18 times: most of `callsync reconcile`'s
+ * time over a million calls. Grouped by the text, it is built once per call, and the few distinct
+ * texts are split into their codes here (each code counted as one whole item, as before). The
+ * flagged figures are their own pass: summing the minutes in one statement keeps the figure exactly
+ * what it was.
  */
 async function countIssues(db: Db, filter: ReconcileFilter): Promise<Pick<ReconcileReport, 'issueCounts' | 'flaggedCalls' | 'flaggedUserMinutes'>> {
-  const row = await filtered(db, filter)
-    .select([
-      ...ISSUE_CODES.map((code) => sql<number>`coalesce(sum(case when ',' || issues || ',' like ${itemPattern(code)} escape '\\' then 1 else 0 end), 0)`.as(code)),
-      sql<number>`coalesce(sum(flagged), 0)`.as('flagged_calls'),
-      sql<number>`coalesce(sum(case when flagged = 1 then participant_total_minutes else 0 end), 0)`.as('flagged_user_minutes'),
-    ])
-    .executeTakeFirstOrThrow();
-  const counts = row as Record<string, number | string>;
+  const groups = await filtered(db, filter)
+    .select((eb) => ['issues', eb.fn.countAll<number | string>().as('calls')])
+    .groupBy('issues')
+    .execute();
+  const counts = new Map<string, number>();
+  for (const g of groups) {
+    for (const code of new Set(g.issues.split(','))) counts.set(code, (counts.get(code) ?? 0) + Number(g.calls));
+  }
+  // Grouped by the flag, it is computed once per call (a sum(case when flagged …) per figure computed
+  // it once per figure); the flagged group's sum adds the same minutes in the same order as before.
+  const byFlag = await filtered(db, filter)
+    .select((eb) => ['flagged', eb.fn.countAll<number | string>().as('calls'), sql<number | string | null>`sum(participant_total_minutes)`.as('user_minutes')])
+    .groupBy('flagged')
+    .execute();
+  const flagged = byFlag.find((g) => Number(g.flagged) === 1);
   return {
-    issueCounts: ISSUE_CODES.map((issue) => ({ issue, calls: Number(counts[issue] ?? 0) })),
-    flaggedCalls: Number(counts.flagged_calls ?? 0),
-    flaggedUserMinutes: Number(counts.flagged_user_minutes ?? 0),
+    issueCounts: ISSUE_CODES.map((issue) => ({ issue, calls: counts.get(issue) ?? 0 })),
+    flaggedCalls: Number(flagged?.calls ?? 0),
+    flaggedUserMinutes: Number(flagged?.user_minutes ?? 0),
   };
 }

@@ -64,6 +64,12 @@ export interface CallsTable {
   participant_negative_rows: number;
   participant_max_minutes: number | null;
   recording_rows: number;
+  // Migration 20261123T040000_period_columns (issue 16): the UTC day and month of started_at, stored
+  // so that period filters on the reporting views are served by an index. NULL when started_at is.
+  /** 'YYYY-MM-DD' (UTC) of started_at. */
+  started_day: string | null;
+  /** 'YYYY-MM' (UTC) of started_at. */
+  started_month: string | null;
 }
 
 /**

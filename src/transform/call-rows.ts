@@ -128,6 +128,22 @@ function jsonText(v: unknown): string | null {
   return v === undefined || v === null ? null : (JSON.stringify(v) ?? null);
 }
 
+/**
+ * The UTC day (`length` 10: 'YYYY-MM-DD') or month (7: 'YYYY-MM') of unix seconds, as SQLite's
+ * date(x, 'unixepoch') and strftime('%Y-%m', …) give it (the migration fills stored calls with
+ * those): NULL outside the years 0000–9999, where SQLite gives NULL too.
+ */
+export function utcPeriod(sec: number | null | undefined, length: 7 | 10): string | null {
+  if (sec == null || !Number.isFinite(sec)) return null;
+  const ms = Math.floor(sec) * 1000;
+  if (ms < MIN_PERIOD_MS || ms >= MAX_PERIOD_MS) return null;
+  return new Date(ms).toISOString().slice(0, length);
+}
+
+/** 0000-01-01T00:00:00Z and 10000-01-01T00:00:00Z: the years a period text has four digits for. */
+const MIN_PERIOD_MS = Date.parse('0000-01-01T00:00:00Z');
+const MAX_PERIOD_MS = Date.UTC(10000, 0, 1);
+
 /** Converts a validated API call into its rows. Pure: no I/O, no clock. */
 export function apiCallToRows(call: ApiCall, raw: unknown, ctx: CallRowContext): CallRows {
   const timer = typeof call.totalDuration === 'string' ? call.totalDuration : call.totalDuration != null ? String(call.totalDuration) : null;
@@ -197,6 +213,8 @@ export function apiCallToRows(call: ApiCall, raw: unknown, ctx: CallRowContext):
       metadata_json: jsonText(call.metaData),
       tags_json: jsonText(call.tags),
       stale_at: null,
+      started_day: utcPeriod(call.startedAt, 10),
+      started_month: utcPeriod(call.startedAt, 7),
     },
     payload: { app_id: ctx.appId, session_id: call.sessionId, raw_json: ctx.rawJson ?? JSON.stringify(raw) },
     participants,

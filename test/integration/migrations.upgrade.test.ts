@@ -5,6 +5,7 @@ import { databaseFactory, testDialects, type TestDialect } from '../helpers/data
 import { tempDir, withStore } from '../helpers/harness.js';
 
 const BEFORE_CALL_DETAILS = '20261123T000000_listing_proof';
+const BEFORE_PERIOD_COLUMNS = '20261123T020000_run_owner';
 
 const dialects: TestDialect[] = await testDialects();
 
@@ -53,6 +54,54 @@ describe.each(dialects)('upgrading a database with data (%s)', (dialect) => {
         await s.db.deleteFrom('calls').where('session_id', '=', 's1').execute();
         expect(await n('call_participants')).toBe(0);
       }
+    });
+  });
+});
+
+/**
+ * Issue 16: a database made before 20261123T040000_period_columns gets the UTC day and month of its
+ * stored calls, and its views filter by them; migrating down restores the views it had.
+ */
+describe.each(dialects)('upgrading a database to the period columns (%s)', (dialect) => {
+  const tmp = tempDir('callsync-upgrade-periods-');
+  const dbs = databaseFactory(dialect, tmp.dir);
+  afterAll(async () => {
+    await dbs.dropAll();
+    tmp.cleanup();
+  });
+
+  it('fills started_day and started_month of stored calls, and the views filter by them', async () => {
+    const url = await dbs.fresh('periods');
+    await withStore(url, async (s) => {
+      const migrator = new Migrator({ db: s.db, provider: migrationProvider(s.db) });
+      expect((await migrator.migrateTo(BEFORE_PERIOD_COLUMNS)).error).toBeUndefined();
+      // 2023-10-31T23:59:59Z and 2023-11-01T00:00:00Z: the two sides of a month's end, in UTC.
+      for (const [id, at] of [['s1', 1698796799], ['s2', 1698796800]] as const) {
+        await sql`insert into calls (app_id, region, session_id, type, status, is_final, has_recording, details_source, raw_json, first_synced_at, synced_at, started_at, ended_at, total_audio_minutes)
+          values ('a', 'us', ${id}, 'audio', 'ended', 1, 0, 'detail', '{}', 1, 1, ${at}, ${at + 60}, 1)`.execute(s.db);
+        await sql`insert into call_participants (app_id, session_id, seq, uid, device_id, total_audio_minutes, total_video_minutes, total_duration_minutes, is_joined)
+          values ('a', ${id}, 0, 'u1', 'd1', 1, 0, 1, 1)`.execute(s.db);
+      }
+      await sql`insert into calls (app_id, region, session_id, type, status, is_final, has_recording, details_source, raw_json, first_synced_at, synced_at)
+        values ('a', 'us', 's3', 'audio', 'initiated', 0, 0, 'list', '{}', 1, 1)`.execute(s.db);
+
+      await migrateToLatest(s.db);
+
+      const calls = await s.db.selectFrom('calls').select(['session_id', 'started_day', 'started_month']).orderBy('session_id').execute();
+      expect(calls).toEqual([
+        { session_id: 's1', started_day: '2023-10-31', started_month: '2023-10' },
+        { session_id: 's2', started_day: '2023-11-01', started_month: '2023-11' },
+        { session_id: 's3', started_day: null, started_month: null },
+      ]);
+      const one = async (q: string): Promise<unknown[]> => (await sql.raw<Record<string, unknown>>(q).execute(s.db)).rows.map((r) => Object.values(r).map(String).join('|'));
+      expect(await one(`select day, month, calls from daily_usage where month = '2023-11'`)).toEqual(['2023-11-01|2023-11|1']);
+      expect(await one(`select uid, month, calls from user_usage where month = '2023-10'`)).toEqual(['u1|2023-10|1']);
+      expect(await one(`select session_id, day, month from call_reconciliation where day between '2023-10-31' and '2023-10-31'`)).toEqual(['s1|2023-10-31|2023-10']);
+
+      // Down again: the views of 20261123T010000_call_details, which have no month on daily_usage.
+      expect((await migrator.migrateTo(BEFORE_PERIOD_COLUMNS)).error).toBeUndefined();
+      expect(await one(`select day, calls from daily_usage order by day`)).toEqual(['2023-10-31|1', '2023-11-01|1']);
+      await expect(sql.raw('select month from daily_usage').execute(s.db)).rejects.toThrow();
     });
   });
 });
