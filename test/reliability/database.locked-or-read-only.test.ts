@@ -25,7 +25,8 @@ import { storedCalls } from './support/crash.js';
 const ENV = { [KEY_ENV]: TEST_KEY, CALLSYNC_BUSY_TIMEOUT_MS: '1500' };
 /** Longer than the busy timeout (lower it with the timeout once the store reads CALLSYNC_BUSY_TIMEOUT_MS). */
 const HOLD_MS = 1500 + 2_000;
-const CALLS = 300;
+/** Enough calls that the sync runs for seconds: the page writer commits at most every second, so the lock lands between commits. */
+const CALLS = 3000;
 
 /** Holds an exclusive write lock on `path` until release() (a second process's writer, in effect). */
 function lockDatabase(path: string): { release(): void } {
@@ -98,7 +99,7 @@ describe('a database locked by another process', () => {
   }
 
   beforeAll(async () => {
-    sim = await startTestSim([{ calls: CALLS }], { latencyMs: 2 });
+    sim = await startTestSim([{ calls: CALLS }], { latencyMs: 5 });
     for (const name of ['brief', 'before', 'midrun']) {
       const { db, cfg } = setupFor(name);
       writeFileSync(cfg, JSON.stringify(testConfig(sim, ['app1'], db, { detailFetch: 'always', concurrency: 4, pageSize: 50 })));
@@ -137,9 +138,7 @@ describe('a database locked by another process', () => {
     await rerunReachesTruth('before');
   });
 
-  // KNOWN BUG (reported to the lead): the lease write's SQLITE_BUSY escapes as exit 3 "unexpected
-  // error: SqliteError: database is locked" with a stack trace. Flip to `it` once main() maps
-  // SQLITE_BUSY/SQLITE_LOCKED to a one-line error.
+  // The lease write's SQLITE_BUSY reaches main() as DB_LOCKED: one line, exit 1 (EXIT_FOR_CODE).
   it('held past the busy timeout before the run: the error is one clear line', () => {
     expectClearError(got.before!.res, /locked/i);
   });
