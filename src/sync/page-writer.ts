@@ -18,15 +18,10 @@ export interface PageWrite {
  * MAX_WRITE_DELAY_MS, or when the listing ends. A commit (WAL append and, every ~4 MB, a checkpoint)
  * costs about as much as writing a hundred calls, so pages of 100 written one per transaction spent
  * half the write time committing. Each page still goes in whole, in one transaction.
- * A commit also rewrites every index page the transaction touched, and the keys (session ids) are
- * random, so a commit's cost grows with the number of commits more than with the calls in them: at
- * 250 ms and 1,000 a `detailFetch: always` sync committed ~220 calls at a time and spent 2.9 s of
- * SQLite CPU per 50,000 calls in commits alone (WAL appends and checkpoints of the same index pages).
- * Weight counts writes, so a fetched call (a row and a retry-list clear) weighs 2.
  */
-export const MIN_CALLS_PER_TRANSACTION = 4_000;
+export const MIN_CALLS_PER_TRANSACTION = 1_000;
 export const MAX_CALLS_PER_TRANSACTION = 5_000;
-export const MAX_WRITE_DELAY_MS = 1_000;
+export const MAX_WRITE_DELAY_MS = 250;
 
 function weight(w: PageWrite): number {
   return w.rows.length + w.rejects.length + w.notFoundIds.length + w.retries.length + w.cleared.length;

@@ -25,7 +25,7 @@ import { storedCalls } from './support/crash.js';
 const ENV = { [KEY_ENV]: TEST_KEY, CALLSYNC_BUSY_TIMEOUT_MS: '1500' };
 /** Longer than the busy timeout (lower it with the timeout once the store reads CALLSYNC_BUSY_TIMEOUT_MS). */
 const HOLD_MS = 1500 + 2_000;
-/** Enough calls that the sync runs for seconds: the page writer commits at most every second, so the lock lands between commits. */
+/** Enough calls that the sync runs for seconds and commits several times (page-writer.ts), so the lock lands between two commits. */
 const CALLS = 3000;
 
 /** Holds an exclusive write lock on `path` until release() (a second process's writer, in effect). */
