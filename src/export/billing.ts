@@ -3,13 +3,10 @@ import { NO_TYPE, type ReconciliationAdditions } from '../reconcile/issue-codes.
 import { lastRuns } from '../store/runs-repo.js';
 import type { Database } from '../store/schema.js';
 import { isoUtc, type Period } from './period.js';
-import type { UsageFigures } from '../sync/fetch-usage.js';
+import type { UsageFigures } from '../source/chat-api.js';
 
 /** Decimal places of every minutes figure in exports: stable text, far below a billed second. */
 export const MINUTE_DECIMALS = 4;
-
-/** Service-reported usage for one app and period (Usage Metrics). */
-export type { UsageFigures };
 
 /** What a billing row is: an app's total, or one call type of it. */
 export type BillingRowKind = 'total' | 'type';

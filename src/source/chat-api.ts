@@ -8,6 +8,17 @@ export const MAX_MEMBERS_PER_PAGE = 1000;
 
 export type MembersPage = { found: true; entries: unknown[]; pagination: Pagination | undefined } | { found: false };
 
+/**
+ * The service's own minutes of an app for a period, from Usage Metrics: what the billing export sets
+ * beside ours. Declared here, with the endpoint, so that sync (which fetches them) and export (which
+ * prints them) both take the shape from the stage below them.
+ */
+export interface UsageFigures {
+  audioMinutes: number;
+  videoMinutes: number;
+  recordedMinutes: number;
+}
+
 /** The Chat API endpoints callsync reads: group members and usage metrics. */
 export class ChatApi {
   constructor(

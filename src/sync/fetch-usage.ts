@@ -1,17 +1,10 @@
 import type { Dispatcher } from 'undici';
 import type { Settings } from '../config/load.js';
-import { ChatApi } from '../source/chat-api.js';
+import { ChatApi, type UsageFigures } from '../source/chat-api.js';
 import { ApiError } from '../source/errors.js';
 import { AppHttpClient } from '../source/http-client.js';
 import { RequestPacer } from '../source/request-pacer.js';
 import type { Clock } from '../config/clock.js';
-
-/** The service's own minutes of an app for a period (Usage Metrics), set beside ours in the billing export. */
-export interface UsageFigures {
-  audioMinutes: number;
-  videoMinutes: number;
-  recordedMinutes: number;
-}
 
 /** The period asked for, in unix seconds (end exclusive); export's Period satisfies it. */
 export interface UsagePeriod {
