@@ -2,17 +2,17 @@
  * `npm run bench:storage [-- --calls N]` (and the end of `npm run bench`): bytes per call of a SQLite
  * database after a full `callsync sync` of N calls (default 200,000; issue 16's target ≤ 2,500),
  * with what each table and index takes (SQLite's dbstat). The sync is the CLI a user runs, as a
- * subprocess (the built dist/ when present, else through tsx), against the simulator in its own
- * process, with the default detailFetch (auto).
+ * subprocess (bench/cli-sync.ts: the built dist/, which `npm run bench:storage` builds first),
+ * against the simulator in its own process, with the config's defaults (detailFetch auto).
  */
-import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import Database from 'better-sqlite3';
-import { REPO, SimProcess } from './lib.js';
+import { BENCH_KEY, syncCli } from './cli-sync.js';
+import { SimProcess } from './lib.js';
 
 export const BYTES_PER_CALL_TARGET = 2500;
 
@@ -41,28 +41,14 @@ export function measureDatabase(path: string): StorageFigures {
   }
 }
 
-function runSync(config: string, env: Record<string, string>): Promise<void> {
-  const dist = join(REPO, 'dist/src/cli/main.js');
-  const args = existsSync(dist) ? [dist] : ['--import', 'tsx', join(REPO, 'src/cli/main.ts')];
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [...args, 'sync', '--config', config, '--no-progress'], { cwd: REPO, env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'pipe'] });
-    let err = '';
-    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
-    child.once('error', reject);
-    child.once('exit', (code) => (code === 0 ? resolve() : reject(new Error(`callsync sync exited ${code}: ${err.slice(-2000)}`))));
-  });
-}
-
 /** Syncs `calls` calls from a fresh simulator into a fresh SQLite file and measures it. */
 export async function measureStorage(calls = 200_000): Promise<StorageFigures> {
   const dir = mkdtempSync(join(tmpdir(), 'callsync-bench-storage-'));
-  const sim = await SimProcess.start({ apps: [{ appId: 'bench-app', region: 'us', apiKey: 'bench-key', calls, seed: 1 }], port: 0 });
+  const sim = await SimProcess.start({ apps: [{ appId: 'bench-app', region: 'us', apiKey: BENCH_KEY, calls, seed: 1 }], port: 0 });
   try {
     const database = join(dir, 'storage.db');
-    const config = join(dir, 'config.json');
-    const app = { appId: 'bench-app', region: 'us', apiKeyEnv: 'CALLSYNC_BENCH_KEY', requestsPerMinute: 'unlimited', ...(await sim.baseUrls('bench-app')) };
-    writeFileSync(config, JSON.stringify({ database, apps: [app] }));
-    await runSync(config, { CALLSYNC_BENCH_KEY: 'bench-key' });
+    // The config's defaults (detailFetch auto, pageSize 100, concurrency 8), unpaced on the simulator.
+    await syncCli(sim, 'bench-app', database, dir, { detailFetch: 'auto', pageSize: 100, concurrency: 8, requestsPerMinute: 'unlimited' });
     return measureDatabase(database);
   } finally {
     await sim.close();
