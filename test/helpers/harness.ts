@@ -76,3 +76,13 @@ export async function withStore<T>(path: string, fn: (store: Store) => Promise<T
     await store.close();
   }
 }
+
+/** The error a promise rejects with (fails the test when it resolves). */
+export async function rejection(p: Promise<unknown>): Promise<unknown> {
+  try {
+    await p;
+  } catch (err) {
+    return err;
+  }
+  throw new Error('expected a rejection');
+}

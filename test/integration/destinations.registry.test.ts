@@ -10,19 +10,9 @@ import { DatabaseError, destinationOf, DESTINATIONS, displayDatabase, mapDatabas
 import { EXIT, EXIT_FOR_CODE } from '../../src/cli/exit-codes.js';
 import { migrateToLatest } from '../../src/store/migrate.js';
 import { databaseFactory, testDialects } from '../helpers/databases.js';
-import { tempDir } from '../helpers/harness.js';
+import { rejection, tempDir } from '../helpers/harness.js';
 
 const postgresUp = (await testDialects()).includes('postgres');
-
-/** The error a promise rejects with (fails the test when it resolves). */
-async function rejection(p: Promise<unknown>): Promise<unknown> {
-  try {
-    await p;
-  } catch (err) {
-    return err;
-  }
-  throw new Error('expected a rejection');
-}
 
 /** The error a function throws (fails the test when it returns). */
 function thrown(f: () => unknown): unknown {

@@ -14,7 +14,7 @@ import { ONE_STATEMENT, READ_ONLY } from '../../src/store/destinations/contract.
 import { QueryRefusedError, runReadOnlyQuery } from '../../src/store/read-only-query.js';
 import { runCli, type CliResult } from '../helpers/cli.js';
 import { databaseFactory, pgExec, testDialects } from '../helpers/databases.js';
-import { KEY_ENV, startTestSim, tempDir, TEST_KEY, testConfig } from '../helpers/harness.js';
+import { KEY_ENV, rejection, startTestSim, tempDir, TEST_KEY, testConfig } from '../helpers/harness.js';
 
 /**
  * Issue 15, point 4: real failures (a locked or read-only SQLite file, PostgreSQL's own errors, a
@@ -23,15 +23,6 @@ import { KEY_ENV, startTestSim, tempDir, TEST_KEY, testConfig } from '../helpers
  */
 const postgresUp = (await testDialects()).includes('postgres');
 const ENV = { [KEY_ENV]: TEST_KEY };
-
-async function rejection(p: Promise<unknown>): Promise<unknown> {
-  try {
-    await p;
-  } catch (err) {
-    return err;
-  }
-  throw new Error('expected a rejection');
-}
 
 function expectCode(err: unknown, code: ErrorCode): CallsyncError {
   expect(err).toBeInstanceOf(CallsyncError);
