@@ -20,7 +20,6 @@ export function commandSettings(flags: CommonFlags, opts: ResolveCommandOptions 
 
 /** A command's settings when it cannot run without the config file (its apps): a missing file is refused. */
 export function fileSettings(flags: CommonFlags): CommandSettings & { readonly settings: Settings } {
-  const resolved = resolveCommandSettings(flags, readEnvironment(), { requireFile: true });
   // requireFile reads the file or throws: settings is always there.
-  return resolved as CommandSettings & { readonly settings: Settings };
+  return commandSettings(flags, { requireFile: true }) as CommandSettings & { readonly settings: Settings };
 }
