@@ -20,4 +20,9 @@ export interface DialectSql {
   /** Type of an auto-incrementing id: SQLite's rowid alias must be spelled exactly INTEGER. */
   idType: 'integer' | 'bigserial';
   autoIncrement(c: ColumnDefinitionBuilder): ColumnDefinitionBuilder;
+  /**
+   * Several processes write at once and coordinate through advisory locks and the job engine
+   * (PostgreSQL), not through lease rows: such a database keeps no `leases` table.
+   */
+  sharedWriters: boolean;
 }

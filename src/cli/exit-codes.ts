@@ -9,7 +9,7 @@ export const EXIT = {
   USAGE: 2,
   /** An unexpected internal error (a bug): the message and stack go to stderr. */
   INTERNAL: 3,
-  /** Another callsync process holds the sync lease of this database: nothing was done. */
+  /** Another callsync process holds the sync lease of this database (SQLite), or was syncing an app (PostgreSQL): this run did not sync it. */
   SKIPPED: 4,
   /** Stopped by SIGTERM/SIGINT: what was fetched was written; the next run resumes. */
   INTERRUPTED: 5,

@@ -79,6 +79,20 @@ export const ConfigFileSchema = z.strictObject({
       exportDayOfMonth: z.number().int().min(0).max(28).default(1),
       exportDir: z.string().min(1).default('exports'),
       exportFormat: z.enum(['csv', 'json']).default('csv'),
+      // PostgreSQL only: the job engine (pg-boss) that shares the apps among workers.
+      /** Apps one worker syncs at once. */
+      workerConcurrency: z.number().int().min(1).max(32).default(4),
+      /** A failed app's job is tried again this many times within the tick, with backoff. */
+      retryLimit: z.number().int().min(0).max(20).default(3),
+      /** Seconds before the first retry (5 to 10 min with backoff's jitter); each later one waits about twice as long. */
+      retryDelaySeconds: z.number().int().min(1).max(86_400).default(300),
+      retryBackoff: z.boolean().default(true),
+      /** An app's job still active after this is taken to be lost with its worker and tried again: longer than any app's sync. */
+      jobExpirySeconds: z.number().int().min(5).max(82_800).default(14_400),
+      /** How often an idle worker asks for a job. */
+      pollIntervalSeconds: z.number().min(0.5).max(60).default(2),
+      /** How often the engine looks for expired jobs (one worker at a time does it). */
+      expiryCheckSeconds: z.number().int().min(1).max(3_600).default(60),
     })
     .prefault({}),
   logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('warn'),

@@ -17,9 +17,8 @@ export function validateSchedule(schedule: { cron: string; timezone: string }): 
  * The scheduled entry point: a cron expression mapped to one use case, nothing else. `noOverlap`
  * makes a tick that finds the previous one still running skip instead of piling up.
  */
-export function scheduleNightlySync(schedule: { cron: string; timezone: string }, tick: (slot: Date) => Promise<void>): ScheduledTask {
+export function scheduleNightlySync(schedule: { cron: string; timezone: string }, tick: () => Promise<void>): ScheduledTask {
   validateSchedule(schedule);
-  // The slot (the scheduled time, not the moment the callback ran) names the tick, so workers on
-  // one PostgreSQL database that fire for the same slot sync each app once.
-  return cron.schedule(schedule.cron, (ctx) => tick(ctx.date), { name: 'callsync-nightly-sync', timezone: schedule.timezone, noOverlap: true });
+  // SQLite's schedule: one process. On PostgreSQL the job engine's cron sends the ticks (engine-worker.ts).
+  return cron.schedule(schedule.cron, () => tick(), { name: 'callsync-nightly-sync', timezone: schedule.timezone, noOverlap: true });
 }

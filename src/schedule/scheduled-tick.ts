@@ -11,30 +11,45 @@ import type { AppRetryEvent, SyncDeps } from '../sync/sync-app.js';
 
 export type TickResult =
   | { skipped: true; reason: string }
-  | { skipped: false; summary: RunSummary; reconciliation?: ReconcileReport; exportPath?: string; staleApps?: StaleApp[] };
+  | ({ skipped: false; summary: RunSummary } & TickFollowUp);
 
 /** Day of the month of `nowSec` in `tz`. */
 function dayOfMonth(nowSec: number, tz: string): number {
   return Number(new Intl.DateTimeFormat('en-US', { timeZone: tz, day: 'numeric' }).format(new Date(nowSec * 1000)));
 }
 
+/** What follows a tick's syncs: the reconciliation summary, and on the export day the billing export. */
+export interface TickFollowUp {
+  reconciliation?: ReconcileReport;
+  exportPath?: string;
+  staleApps?: StaleApp[];
+}
+
 /**
- * One scheduled tick: sync every app under the database's lease, then reconcile, then (on
- * `schedule.exportDayOfMonth`) write the previous month's billing export into `schedule.exportDir`.
- * The export is written even when some app failed, since it is a snapshot of what the database
- * holds; the rows of such an app are marked stale (`stale` = 1) and the result names it.
+ * One scheduled tick on SQLite (one process, the database's lease): sync every app, then the
+ * follow-up (reconcile, export). On PostgreSQL the job engine runs the same steps as jobs
+ * (engine-worker.ts).
  */
-export async function runScheduledTick(deps: SyncDeps, settings: Settings, opts: { signal?: AbortSignal; tickKey?: string; onRetry?: (e: AppRetryEvent) => void } = {}): Promise<TickResult> {
+export async function runScheduledTick(deps: SyncDeps, settings: Settings, opts: { signal?: AbortSignal; onRetry?: (e: AppRetryEvent) => void } = {}): Promise<TickResult> {
   const outcome = await runSyncCoordinated(deps, settings, {
     ...(opts.signal ? { signal: opts.signal } : {}),
-    ...(opts.tickKey ? { tickKey: opts.tickKey } : {}),
     // A dead API during the night shows up in the log as it happens, not only when retries run out.
     ...(opts.onRetry ? { onRetry: opts.onRetry } : {}),
   });
   if (outcome.skipped) return outcome;
-  const result: TickResult = { skipped: false, summary: outcome.summary };
-  if (opts.signal?.aborted) return result;
-  const log = deps.log.child({ runId: outcome.summary.runId });
+  if (opts.signal?.aborted) return { skipped: false, summary: outcome.summary };
+  return { skipped: false, summary: outcome.summary, ...(await tickFollowUp(deps, settings, outcome.summary.runId)) };
+}
+
+/**
+ * After a tick's syncs: the reconciliation summary (schedule.reconcile), then on
+ * `schedule.exportDayOfMonth` the previous month's billing export into `schedule.exportDir`. The
+ * export is written even when some app failed, since it is a snapshot of what the database holds;
+ * the rows of such an app are marked stale (`stale` = 1) and the result names it.
+ */
+export async function tickFollowUp(deps: Pick<SyncDeps, 'db' | 'clock' | 'log'>, settings: Settings, runId: string): Promise<TickFollowUp> {
+  const result: TickFollowUp = {};
+  const log = deps.log.child({ runId });
   if (settings.schedule.reconcile) {
     result.reconciliation = await reconcileReport(deps.db, {}, 20);
     for (const s of result.reconciliation.summary) log.info({ ...s }, 'reconciliation');

@@ -117,6 +117,11 @@ export class SimulatorHandler {
       this.send(res, app, authError, latency, false);
       return;
     }
+    if (app.spec.unavailableRequests !== undefined && stats.requests <= app.spec.unavailableRequests) {
+      stats.http5xx++;
+      this.send(res, app, { status: 503, body: htmlErrorBody(503), html: true }, latency, false);
+      return;
+    }
     if (app.window !== null && !app.window.admit(nowMs)) {
       stats.http429++;
       const reply = this.error(429, 'ERR_TOO_MANY_REQUESTS', 'Rate limit exceeded: retry after the Retry-After delay', seq, true);

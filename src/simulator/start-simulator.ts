@@ -39,6 +39,9 @@ function validateApp(spec: SimAppSpec, seen: Set<string>): void {
   if (!Number.isInteger(spec.calls) || spec.calls < 0 || spec.calls > 2 ** 31) {
     throw new Error(`${where}: calls must be an integer between 0 and 2^31`);
   }
+  if (spec.unavailableRequests !== undefined && !(Number.isInteger(spec.unavailableRequests) && spec.unavailableRequests >= 0)) {
+    throw new Error(`${where}: unavailableRequests must be an integer >= 0`);
+  }
 }
 
 /**

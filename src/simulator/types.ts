@@ -20,6 +20,11 @@ export interface SimAppSpec {
    * requests-per-call target of the benchmark is about); live calls still need Get Call.
    */
   listEntries?: 'varied' | 'complete';
+  /**
+   * An outage of this app only: its first N requests answer 503 with an HTML body, later ones are
+   * served. With the client's own retries off (maxAttempts 1), N failed sync attempts in a row.
+   */
+  unavailableRequests?: number;
 }
 
 /** Misbehaviour to inject; everything is optional and off by default. */

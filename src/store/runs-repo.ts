@@ -1,5 +1,7 @@
 import { hostname } from 'node:os';
 import type { Kysely, Selectable, Transaction, Updateable } from 'kysely';
+import { appLockKey, heldAdvisoryLocks } from './app-lock.js';
+import { destinationOf } from './destinations/index.js';
 import type { Database, LeasesTable, NewRejectedRow, SyncRunsTable, SyncStateTable } from './schema.js';
 import { pidAlive } from './process-alive.js';
 
@@ -95,9 +97,26 @@ export function abandonedReason(run: RunRow, leases: readonly LeasesTable[], now
   return `no live lease covers it: the process running it (${who}) stopped; the next sync resumes`;
 }
 
+/** Like abandonedReason, on PostgreSQL: a running run is alive while its app's lock is held (and its process, on this host, exists). */
+export function lockedRunReason(run: RunRow, lockHeld: boolean, host = hostname()): string | undefined {
+  if (run.status !== 'running') return undefined;
+  const who = run.pid !== null && run.host !== null ? `pid ${run.pid} on ${run.host}` : 'its process';
+  if (run.host === host && run.pid !== null && !pidAlive(run.pid)) return `the process running it (${who}) is gone (killed or crashed); the next sync resumes`;
+  if (lockHeld) return undefined;
+  return `no session holds its app's lock: the process running it (${who}) stopped; the next sync resumes`;
+}
+
 /** Runs as readers should show them: a 'running' run whose process is gone is 'abandoned', with the reason. */
 export async function withLiveness<R extends RunRow>(db: Db, runs: R[], nowMs = Date.now()): Promise<R[]> {
   if (!runs.some((r) => r.status === 'running')) return runs;
+  if (destinationOf(db).capabilities.concurrentWriters) {
+    // PostgreSQL: a run is alive while some session holds its app's advisory lock (store/app-lock.ts).
+    const held = await heldAdvisoryLocks(db, runs.filter((r) => r.status === 'running').map((r) => appLockKey(r.app_id, r.region)));
+    return runs.map((r) => {
+      const reason = lockedRunReason(r, held.has(appLockKey(r.app_id, r.region)));
+      return reason === undefined ? r : { ...r, status: 'abandoned', error: r.error ?? reason };
+    });
+  }
   const leases = await db.selectFrom('leases').selectAll().execute();
   return runs.map((r) => {
     const reason = abandonedReason(r, leases, nowMs);

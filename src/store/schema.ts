@@ -255,14 +255,6 @@ export interface LeasesTable {
   expires_at: number;
 }
 
-export interface AppTicksTable {
-  app_id: string;
-  region: string;
-  tick_key: string;
-  run_id: string;
-  status: string;
-  completed_at: number;
-}
 
 export interface Database {
   calls: CallsTable;
@@ -281,7 +273,6 @@ export interface Database {
   /** `calls` with `raw_json` joined back from `call_payloads` (migration 20261123T030000). */
   calls_with_payload: CallsTable & Pick<CallPayloadsTable, 'raw_json'>;
   leases: LeasesTable;
-  app_ticks: AppTicksTable;
 }
 
 export type CallRow = Selectable<CallsTable>;

@@ -5,7 +5,7 @@ import type { Settings } from '../config/load.js';
 import { saveTolerance } from '../store/settings-repo.js';
 import { destinationOf } from '../store/destinations/index.js';
 import { migrateToLatest } from '../store/migrate.js';
-import { markTickDone, tickDone } from '../store/ticks-repo.js';
+import { appLockKey, withAdvisoryLock } from '../store/app-lock.js';
 import { syncApp } from './sync-app.js';
 import { abandonStaleRuns } from '../store/runs-repo.js';
 import { unixSeconds } from '../config/clock.js';
@@ -15,7 +15,7 @@ import type { AppSyncResult, SyncDeps, SyncOptions } from './sync-app.js';
 export interface RunSummary {
   runId: string;
   results: AppSyncResult[];
-  /** Apps this worker left alone: another worker holds them, or already synced them this tick. */
+  /** Apps this process left alone: another process was syncing them. */
   skippedApps?: { appId: string; region: string; reason: string }[];
   /** True when every app synced completely. */
   ok: boolean;
@@ -54,23 +54,38 @@ export interface CoordinatedOptions extends Omit<SyncOptions, 'runId'> {
   runId?: string;
   appIds?: readonly string[];
   leaseTtlMs?: number;
-  /** Workers given the same key sync each app once: a schedule slot, or --tick-key. */
-  tickKey?: string;
 }
 
 /**
  * The way a process syncs a shared database. A destination with one writer at a time (SQLite) has
  * the whole sync take the database lease (a second process skips). Where several processes may
- * write at once (PostgreSQL: `concurrentWriters`), workers share the apps: each app is claimed
- * through its own lease as a worker gets to it, so apps spread across workers, none is synced twice at once, and a dead worker's apps are free once its lease expires.
+ * write at once (PostgreSQL: `concurrentWriters`), each app is synced under its own advisory lock
+ * (store/app-lock.ts): processes started together share the apps, none is synced twice at once,
+ * and a dead process's apps are free the moment its connection drops.
  */
 export async function runSyncCoordinated(deps: SyncDeps, settings: Settings, opts: CoordinatedOptions = {}): Promise<ExclusiveRunOutcome> {
   const ttl = opts.leaseTtlMs ?? settings.leaseTtlSeconds * 1000;
-  if (destinationOf(deps.db).capabilities.concurrentWriters) return { skipped: false, summary: await runSyncShared(deps, settings, { ...opts, leaseTtlMs: ttl }) };
+  if (destinationOf(deps.db).capabilities.concurrentWriters) return { skipped: false, summary: await runSyncShared(deps, settings, opts) };
   return runSyncExclusive(deps, settings, { ...opts, leaseTtlMs: ttl });
 }
 
-/** Several workers, one database: claim app by app (see runSyncCoordinated). */
+/** The reason an app was left alone because another process holds its lock. */
+export const APP_BUSY = 'another callsync process is syncing it now';
+
+/**
+ * Syncs one app under its advisory lock (PostgreSQL); `undefined` when another process holds it.
+ * Runs the app left 'running' by a process that died are marked abandoned first: holding the lock,
+ * no one else can be running them.
+ */
+export async function syncAppLocked(deps: SyncDeps, settings: Settings, app: Settings['apps'][number], opts: SyncOptions): Promise<AppSyncResult | undefined> {
+  const got = await withAdvisoryLock(deps.db, appLockKey(app.appId, app.region), async () => {
+    await abandonStaleRuns(deps.db, [app.appId], unixSeconds(deps.clock));
+    return syncApp(deps, settings, app, opts);
+  });
+  return got.locked ? got.value : undefined;
+}
+
+/** Several processes, one database: each app under its own lock (see runSyncCoordinated). */
 export async function runSyncShared(deps: SyncDeps, settings: Settings, opts: CoordinatedOptions = {}): Promise<RunSummary> {
   await migrateToLatest(deps.db);
   await saveTolerance(deps.db, settings.reconcileToleranceMinutes);
@@ -78,42 +93,16 @@ export async function runSyncShared(deps: SyncDeps, settings: Settings, opts: Co
   const log = deps.log.child({ runId });
   if (opts.signal) setMaxListeners(0, opts.signal);
   const apps = opts.appIds?.length ? settings.apps.filter((a) => opts.appIds!.includes(a.appId)) : settings.apps;
-  // Start at a random app so workers started together fan out instead of queueing on the first.
+  // Start at a random app so processes started together fan out instead of queueing on the first.
   const offset = Math.floor(deps.clock.random() * apps.length);
   const queue = apps.map((_, i) => apps[(i + offset) % apps.length]!);
   const results: AppSyncResult[] = [];
   const skippedApps: NonNullable<RunSummary['skippedApps']> = [];
   const worker = async (): Promise<void> => {
     for (let app = queue.shift(); app && !opts.signal?.aborted; app = queue.shift()) {
-      const skip = (reason: string): void => {
-        skippedApps.push({ appId: app!.appId, region: app!.region, reason });
-      };
-      if (opts.tickKey && (await tickDone(deps.db, app.appId, app.region, opts.tickKey))) {
-        skip(`already synced for tick ${opts.tickKey}`);
-        continue;
-      }
-      const got = await acquireLease(deps.db, `app:${app.appId}/${app.region}`, deps.clock, opts.leaseTtlMs ?? DEFAULT_LEASE_TTL_MS);
-      if (!got.acquired) {
-        skip(`another worker is syncing it: ${describeHolder(got.heldBy)}`);
-        continue;
-      }
-      try {
-        // Re-check under the lease: another worker may have finished it between the check and the claim.
-        if (opts.tickKey && (await tickDone(deps.db, app.appId, app.region, opts.tickKey))) {
-          skip(`already synced for tick ${opts.tickKey}`);
-          continue;
-        }
-        await abandonStaleRuns(deps.db, [app.appId], unixSeconds(deps.clock));
-        const signal = opts.signal ? AbortSignal.any([opts.signal, got.lease.lost]) : got.lease.lost;
-        setMaxListeners(0, signal);
-        const r = await syncApp({ ...deps, log }, settings, app, { ...opts, runId, signal });
-        results.push(r);
-        if (opts.tickKey && r.status !== 'interrupted') {
-          await markTickDone(deps.db, { app_id: app.appId, region: app.region, tick_key: opts.tickKey, run_id: runId, status: r.status, completed_at: unixSeconds(deps.clock) });
-        }
-      } finally {
-        await got.lease.release();
-      }
+      const r = await syncAppLocked({ ...deps, log }, settings, app, { ...opts, runId });
+      if (r) results.push(r);
+      else skippedApps.push({ appId: app.appId, region: app.region, reason: APP_BUSY });
     }
   };
   await Promise.all(Array.from({ length: Math.min(APP_CONCURRENCY, apps.length) }, worker));

@@ -54,7 +54,7 @@ export async function verifyApps(deps: VerifyDeps, settings: Settings, apps: rea
  * The repair is sync itself, as a backfill of the window (the whole listing when there is none):
  * it lists, Gets what sync would Get, writes page by page, and never moves the watermark. Calls
  * stored live that the listing no longer shows are then asked for one by one (refreshExtras).
- * The sync runs under the same lease as `callsync sync`, so it never overlaps another sync.
+ * The sync runs as `callsync sync` does (the lease on SQLite, each app's lock on PostgreSQL), so it never overlaps another sync of an app.
  */
 export async function verifyAndRepair(deps: SyncDeps, settings: Settings, apps: readonly AppSettings[], window: VerifyWindow, signal?: AbortSignal): Promise<RepairReport> {
   const before = await verifyApps(deps, settings, apps, window, signal);

@@ -35,6 +35,7 @@ export async function startTestSim(apps: Partial<SimAppSpec>[] | number, faults:
     seed: a.seed ?? 42 + i,
     ...(a.keyScope ? { keyScope: a.keyScope } : {}),
     ...(a.rateLimitHeaderStyle ? { rateLimitHeaderStyle: a.rateLimitHeaderStyle } : {}),
+    ...(a.unavailableRequests !== undefined ? { unavailableRequests: a.unavailableRequests } : {}),
   }));
   return startSimulator({ apps: specs, faults, port: 0 });
 }

@@ -3,6 +3,7 @@ import { ConfigError } from '../../config/errors.js';
 import { isoUtc } from '../../export/period.js';
 import { listRecentRuns } from '../../store/runs-repo.js';
 import { assertKnownApps } from '../known-apps.js';
+import { queueEntries } from '../job-queue-view.js';
 import { openForReading } from '../open-for-reading.js';
 import { outputWidth, parseFormat, renderGrid, sanitizeForTerminal } from '../output.js';
 import { commandSettings } from '../setup.js';
@@ -34,6 +35,12 @@ export function registerRuns(program: Command): void {
         ]);
         // Run errors quote the service: JSON escapes ESC, and what it leaves raw (DEL, C1) is removed.
         process.stdout.write(sanitizeForTerminal(format === 'json' ? `${JSON.stringify(runs, null, 2)}\n` : renderGrid(COLUMNS, rows, 'table', { maxWidth: outputWidth() })));
+        if (format === 'table') {
+          // Workers on PostgreSQL: what the job engine holds for each app (queued, running, retrying, failed).
+          const running = new Map(runs.filter((r) => r.status === 'running' && r.pid !== null).map((r) => [`${r.app_id}/${r.region}`, `pid ${r.pid} on ${r.host ?? '?'}`]));
+          const queue = (await queueEntries(store, running)).filter((q) => !flags.app || q.app_id === flags.app);
+          if (queue.length) process.stdout.write(sanitizeForTerminal(`\njob queue (newest job per app):\n${queue.map((q) => `  ${q.app_id} (${q.region}): ${q.text}`).join('\n')}\n`));
+        }
       } finally {
         await store.close();
       }

@@ -10,6 +10,8 @@ import { openRuntime, type Runtime } from '../runtime.js';
 import { fileSettings } from '../setup.js';
 import { configOption, databaseOption, logLevelOption } from '../shared-options.js';
 import { abortOnSignals } from '../shutdown.js';
+import { destinationOf } from '../../store/destinations/index.js';
+import { runEngineWorker } from './schedule-workers.js';
 
 function printTick(result: TickResult, quiet: boolean): number {
   if (result.skipped) {
@@ -40,9 +42,8 @@ export function registerSchedule(program: Command): void {
     .addOption(databaseOption())
     .addOption(logLevelOption())
     .option('--run-now', 'run one tick immediately, then exit')
-    .option('--tick-key <key>', 'with --run-now: PostgreSQL workers given the same key sync each app once')
     .option('-q, --quiet', 'print only failures')
-    .action(async (flags: { config?: string; database?: string; logLevel?: string; runNow?: boolean; quiet?: boolean; tickKey?: string }) => {
+    .action(async (flags: { config?: string; database?: string; logLevel?: string; runNow?: boolean; quiet?: boolean }) => {
       const resolved = fileSettings(flags);
       const { settings } = resolved;
       validateSchedule(settings.schedule);
@@ -52,9 +53,15 @@ export function registerSchedule(program: Command): void {
       // Retries are logged as they wait (at most one line per app every 10 s): a dead API at 02:00 is visible in the log.
       const retries = flags.quiet ? {} : { onRetry: retryWarner(rt.log) };
       const stop = abortOnSignals((sig) => rt.log.warn({ signal: sig }, 'stopping: finishing the current page, then exiting'));
+      if (destinationOf(rt.store.db).capabilities.concurrentWriters) {
+        // Several workers on one PostgreSQL database: the job engine shares the apps.
+        const auth = { passwordEnv: settings.databasePasswordEnv, env: resolved.env };
+        await runEngineWorker(rt, settings, { auth, runNow: flags.runNow ?? false, quiet: flags.quiet ?? false, stop, ...retries });
+        return;
+      }
       if (flags.runNow) {
         try {
-          process.exitCode = printTick(await runScheduledTick(deps, settings, { ...retries, signal: stop.signal, ...(flags.tickKey ? { tickKey: flags.tickKey } : {}) }), flags.quiet ?? false);
+          process.exitCode = printTick(await runScheduledTick(deps, settings, { ...retries, signal: stop.signal }), flags.quiet ?? false);
         } finally {
           stop.dispose();
           await rt.close();
@@ -62,10 +69,10 @@ export function registerSchedule(program: Command): void {
         return;
       }
       let running: Promise<void> | undefined;
-      const task = scheduleNightlySync(settings.schedule, async (slot) => {
+      const task = scheduleNightlySync(settings.schedule, async () => {
         running = (async () => {
           try {
-            printTick(await runScheduledTick(deps, settings, { ...retries, signal: stop.signal, tickKey: slot.toISOString() }), flags.quiet ?? false);
+            printTick(await runScheduledTick(deps, settings, { ...retries, signal: stop.signal }), flags.quiet ?? false);
           } catch (err) {
             rt.log.error({ err: (err as Error).message }, 'scheduled tick failed');
             console.error(sanitizeForTerminal(`callsync: scheduled tick failed: ${(err as Error).message}`, { singleLine: true }));

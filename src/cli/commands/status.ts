@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { isoUtc } from '../../export/period.js';
-import { appStatuses, type AppStatus } from '../../store/runs-repo.js';
+import { appStatuses, lastRuns, type AppStatus } from '../../store/runs-repo.js';
+import { queueEntries, type QueueEntry } from '../job-queue-view.js';
 import { databaseExists } from '../../store/destinations/index.js';
 import { EXIT } from '../exit-codes.js';
 import { openForReading } from '../open-for-reading.js';
@@ -31,8 +32,11 @@ export function registerStatus(program: Command): void {
       // A database no sync has migrated yet (a fresh PostgreSQL one) holds nothing: read as empty.
       const store = await openForReading(resolved, { missing: 'empty' });
       let statuses: AppStatus[];
+      let queue: QueueEntry[];
       try {
         statuses = await appStatuses(store.db);
+        const running = (await lastRuns(store.db)).filter((r) => r.status === 'running' && r.pid !== null);
+        queue = await queueEntries(store, new Map(running.map((r) => [`${r.app_id}/${r.region}`, `pid ${r.pid} on ${r.host ?? '?'}`])));
       } finally {
         await store.close();
       }
@@ -46,10 +50,14 @@ export function registerStatus(program: Command): void {
       const nowSec = Math.floor(Date.now() / 1000);
       const future = statuses.filter((s) => s.watermark_started_at !== null && s.watermark_started_at > nowSec + (settings?.maxClockSkewMinutes ?? 10) * 60);
       const failing = statuses.filter((s) => (s.last_run_status !== null && UNHEALTHY.has(s.last_run_status)) || future.includes(s));
-      if (format === 'json') process.stdout.write(sanitizeForTerminal(`${JSON.stringify({ healthy: failing.length === 0, apps: statuses.map((s) => ({ ...s, watermark_in_future: future.includes(s) })) }, null, 2)}\n`));
-      else {
-        const cols = ['app', 'last success', 'watermark', 'calls', 'rejected', 'last run', 'error'] as const;
-        const rows = statuses.map((s) => [`${s.app_id} (${s.region})`, isoUtc(s.last_success_at) || 'never', isoUtc(s.watermark_started_at), s.calls, s.rejected, s.last_run_status ?? 'never ran', s.last_run_error]);
+      const queued = (s: AppStatus): QueueEntry | undefined => queue.find((q) => q.app_id === s.app_id && q.region === s.region);
+      if (format === 'json') {
+        const apps = statuses.map((s) => ({ ...s, watermark_in_future: future.includes(s), ...(queue.length ? { queue: queued(s) ? { state: queued(s)!.state, text: queued(s)!.text } : null } : {}) }));
+        process.stdout.write(sanitizeForTerminal(`${JSON.stringify({ healthy: failing.length === 0, apps }, null, 2)}\n`));
+      } else {
+        // On PostgreSQL with workers, each app's place in the job engine's queue comes first.
+        const cols = [...(queue.length ? ['app', 'queue'] : ['app']), 'last success', 'watermark', 'calls', 'rejected', 'last run', 'error'];
+        const rows = statuses.map((s) => [`${s.app_id} (${s.region})`, ...(queue.length ? [queued(s)?.text ?? 'not queued'] : []), isoUtc(s.last_success_at) || 'never', isoUtc(s.watermark_started_at), s.calls, s.rejected, s.last_run_status ?? 'never ran', s.last_run_error]);
         process.stdout.write(renderGrid(cols, rows, 'table'));
         for (const s of future) process.stdout.write(`${sanitizeForTerminal(`WATERMARK IN THE FUTURE: ${s.app_id} (${s.region}) at ${isoUtc(s.watermark_started_at)}; run \`callsync sync --full --app ${s.app_id}\` to recompute it`, { singleLine: true })}\n`);
         const failed = failing.filter((s) => !future.includes(s));

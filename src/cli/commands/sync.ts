@@ -28,7 +28,6 @@ interface SyncFlags {
   app?: string[];
   quiet?: boolean;
   progress?: boolean;
-  tickKey?: string;
   json?: boolean;
   dryRun?: boolean;
 }
@@ -52,7 +51,6 @@ export function registerSync(program: Command): void {
     .addOption(appOption('sync only these apps'))
     .option('-q, --quiet', 'print only failures, log only errors')
     .option('--no-progress', 'no live progress display on a terminal')
-    .option('--tick-key <key>', 'PostgreSQL workers given the same key sync each app once (e.g. the date)')
     .option('--json', 'print one JSON summary object per app on stdout (one a line) and nothing else there; no progress display')
     .option('--dry-run', 'list what a sync would fetch (List Calls only: no Get Call, no writes, no lease) and say so per app')
     .action(async (flags: SyncFlags) => {
@@ -62,7 +60,6 @@ export function registerSync(program: Command): void {
       const until = flags.until !== undefined ? parseTimeArg('--until', flags.until) : undefined;
       if (since !== undefined && until !== undefined && since >= until) throw new ConfigError('--since must be before --until');
       if (flags.refetch && since === undefined && until === undefined) throw new ConfigError('--refetch needs a window: add --since and/or --until (YYYY-MM-DD)');
-      if (flags.dryRun && flags.tickKey) throw new ConfigError('--dry-run takes no --tick-key: it syncs nothing');
       const unknown = (flags.app ?? []).filter((id) => !settings.apps.some((a) => a.appId === id));
       if (unknown.length) throw new ConfigError(`--app ${unknown.join(', ')}: not in ${cfgPath}; configured apps: ${settings.apps.map((a) => a.appId).join(', ')}`);
       assertApiKeys(settings, flags.app);
@@ -78,7 +75,6 @@ export function registerSync(program: Command): void {
           ...(since !== undefined ? { since } : {}),
           ...(until !== undefined ? { until } : {}),
           ...(flags.app ? { appIds: flags.app } : {}),
-          ...(flags.tickKey ? { tickKey: flags.tickKey } : {}),
           ...(progress ? { onProgress: (p) => progress.update(p) } : {}),
           onRetry: retryNotice(progress, rt.log),
         });
@@ -99,7 +95,9 @@ export function registerSync(program: Command): void {
           if (!flags.quiet) for (const s of outcome.summary.skippedApps ?? []) console.log(sanitizeForTerminal(`${s.appId} (${s.region}): skipped: ${s.reason}`, { singleLine: true }));
           if (!flags.quiet) console.log(formatDatabaseLine(settings.database));
         }
-        process.exitCode = outcome.summary.ok ? EXIT.OK : stop.signal.aborted ? EXIT.INTERRUPTED : EXIT.SYNC_FAILED;
+        // An app another process was syncing was not proved by this run: not a plain success.
+        const busy = (outcome.summary.skippedApps ?? []).length > 0;
+        process.exitCode = !outcome.summary.ok ? (stop.signal.aborted ? EXIT.INTERRUPTED : EXIT.SYNC_FAILED) : busy ? EXIT.SKIPPED : EXIT.OK;
       } finally {
         progress?.stop();
         stop.dispose();

@@ -55,6 +55,7 @@ const postgresSql: DialectSql = {
   month: (c) => `to_char(to_timestamp(${c}) at time zone 'UTC', 'YYYY-MM')`,
   real: (e) => `cast(${e} as double precision)`,
   idType: 'bigserial',
+  sharedWriters: true,
   autoIncrement: (c) => c,
 };
 

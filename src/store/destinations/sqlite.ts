@@ -153,6 +153,7 @@ const sqliteSql: DialectSql = {
   month: (c) => `strftime('%Y-%m', ${c}, 'unixepoch')`,
   real: (e) => `cast(${e} as real)`,
   idType: 'integer',
+  sharedWriters: false,
   autoIncrement: (c) => c.autoIncrement(),
 };
 

@@ -1,0 +1,71 @@
+import { sanitizeForTerminal } from '../output.js';
+import { EXIT } from '../exit-codes.js';
+import type { Settings } from '../../config/load.js';
+import type { PostgresAuth } from '../../store/destinations/postgres-connection.js';
+import type { TickOutcome } from '../../schedule/engine-jobs.js';
+import { runTickNow, startEngineWorker } from '../../schedule/engine-worker.js';
+import type { AppRetryEvent } from '../../sync/sync-app.js';
+import type { Runtime } from '../runtime.js';
+
+/** The lines a finished tick prints: failures and stale apps even with --quiet. */
+export function printTickOutcome(o: TickOutcome, quiet: boolean): number {
+  for (const a of o.apps) {
+    const ok = a.state === 'completed';
+    const line = ok
+      ? `${a.appId} (${a.region}): ok (attempt ${a.attempts})`
+      : `${a.appId} (${a.region}): ${a.state} after ${a.attempts} attempt(s)${a.error ? `: ${a.error}` : ''}`;
+    if (!quiet || !ok) (ok ? console.log : console.error)(sanitizeForTerminal(line, { singleLine: true }));
+  }
+  if (o.reconciliation && !quiet) {
+    const parts = o.reconciliation.summary.map((s) => `${s.app_id} ${s.relation} ${s.calls}`);
+    console.log(sanitizeForTerminal(`reconciliation: ${parts.join(', ') || 'no calls'}; ${o.reconciliation.mismatchCount} mismatch(es)`, { singleLine: true }));
+  }
+  if (o.exportPath) {
+    const stale = o.staleApps ?? [];
+    if (stale.length) console.error(sanitizeForTerminal(`billing export written: ${o.exportPath}; STALE (rows marked stale=1): ${stale.map((a) => `${a.app_id} (${a.region}): ${a.reason}`).join('; ')}`, { singleLine: true }));
+    else if (!quiet) console.log(`billing export written: ${o.exportPath}`);
+  }
+  return o.apps.every((a) => a.state === 'completed') ? EXIT.OK : EXIT.SYNC_FAILED;
+}
+
+/**
+ * `callsync schedule` on PostgreSQL: a worker of the job engine until SIGTERM, or with --run-now
+ * one tick queued now and worked (with whatever other workers run) until it is finished.
+ */
+export async function runEngineWorker(
+  rt: Runtime,
+  settings: Settings,
+  opts: { auth: PostgresAuth; runNow: boolean; quiet: boolean; stop: { signal: AbortSignal; dispose(): void }; onRetry?: (e: AppRetryEvent) => void },
+): Promise<void> {
+  const deps = { db: rt.store.db, dispatcher: rt.dispatcher, clock: rt.clock, log: rt.log };
+  const worker = await startEngineWorker(deps, settings, {
+    auth: opts.auth,
+    signal: opts.stop.signal,
+    cron: !opts.runNow,
+    ...(opts.onRetry ? { onRetry: opts.onRetry } : {}),
+    // A long-running worker prints the ticks it finished itself; --run-now prints its own tick below.
+    ...(opts.runNow ? {} : { onTickDone: (o: TickOutcome) => void printTickOutcome(o, opts.quiet) }),
+  });
+  const close = async (): Promise<void> => {
+    await worker.stop();
+    opts.stop.dispose();
+    await rt.close();
+  };
+  if (opts.runNow) {
+    try {
+      const outcome = await runTickNow(worker, settings, opts.stop.signal);
+      if (outcome) process.exitCode = printTickOutcome(outcome, opts.quiet);
+      else {
+        console.error(opts.stop.signal.aborted ? 'callsync: stopped before the tick finished; the other workers carry on with it' : 'callsync: the tick could not be queued or finished (see the log)');
+        process.exitCode = opts.stop.signal.aborted ? EXIT.INTERRUPTED : EXIT.SYNC_FAILED;
+      }
+    } finally {
+      await close();
+    }
+    return;
+  }
+  console.log(`callsync schedule: worker on the job engine (${settings.schedule.workerConcurrency} apps at a time); ticks on ${settings.schedule.cron} (${settings.schedule.timezone}); SIGTERM stops it`);
+  await new Promise<void>((resolve) => opts.stop.signal.addEventListener('abort', () => resolve(), { once: true }));
+  await close();
+  process.exitCode = EXIT.OK;
+}

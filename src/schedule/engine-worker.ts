@@ -1,0 +1,74 @@
+import { setMaxListeners } from 'node:events';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type PgBoss from 'pg-boss';
+import type { Settings } from '../config/load.js';
+import type { PostgresAuth } from '../store/destinations/postgres-connection.js';
+import type { AppRetryEvent, SyncDeps } from '../sync/sync-app.js';
+import { onAppJob, onFinishJob, onTickJob, type EngineDeps, type TickOutcome } from './engine-jobs.js';
+import { QUEUES, stableJobId, startEngine, type AppJobData, type FinishJobData, type TickJobData } from './job-engine.js';
+
+/**
+ * A `callsync schedule` worker on PostgreSQL: it takes tick, app and finish jobs from the engine
+ * until stopped. Each worker runs the engine's cron too; the engine sends each slot once.
+ */
+export interface EngineWorker {
+  boss: PgBoss;
+  /** Stops taking jobs; running syncs stop at their next page (`signal`) and are retried by another worker. */
+  stop(): Promise<void>;
+}
+
+export interface WorkerOptions {
+  auth: PostgresAuth;
+  signal: AbortSignal;
+  /** false for `--run-now`: the long-running workers keep the schedule. */
+  cron: boolean;
+  onRetry?: (e: AppRetryEvent) => void;
+  /** Each finished tick (whichever worker finished it), for the worker's own output. */
+  onTickDone?: (outcome: TickOutcome) => void;
+}
+
+export async function startEngineWorker(deps: SyncDeps, settings: Settings, opts: WorkerOptions): Promise<EngineWorker> {
+  const boss = await startEngine(deps.db, settings, opts.auth, deps.log, { cron: opts.cron });
+  setMaxListeners(0, opts.signal);
+  const d: EngineDeps = { ...deps, boss, settings, signal: opts.signal, ...(opts.onRetry ? { onRetry: opts.onRetry } : {}) };
+  const polling = { pollingIntervalSeconds: settings.schedule.pollIntervalSeconds, batchSize: 1 };
+  await boss.work<TickJobData>(QUEUES.tick, polling, async ([job]) => onTickJob(d, job!.id));
+  await boss.work<FinishJobData>(QUEUES.finish, polling, async ([job]) => {
+    const outcome = await onFinishJob(d, job!.data);
+    opts.onTickDone?.(outcome);
+    return outcome;
+  });
+  // One engine worker per app slot: pg-boss 10 runs one job at a time per worker.
+  for (let i = 0; i < settings.schedule.workerConcurrency; i++) {
+    await boss.work<AppJobData>(QUEUES.app, polling, async ([job]) => onAppJob(d, job!));
+  }
+  return {
+    boss,
+    async stop() {
+      // Running app jobs see the signal (already aborted by the caller) and end; the engine marks
+      // what is still active as failed, to be retried by another worker.
+      await boss.stop({ graceful: true, wait: true, timeout: 30_000 });
+    },
+  };
+}
+
+/**
+ * `callsync schedule --run-now` on PostgreSQL: queue one tick now and work with the other workers
+ * until its finish job has run; the tick's outcome is the finish job's output.
+ */
+export async function runTickNow(worker: EngineWorker, settings: Settings, signal: AbortSignal): Promise<TickOutcome | undefined> {
+  const tick = await worker.boss.send(QUEUES.tick, { source: 'run-now' } satisfies TickJobData);
+  if (!tick) return undefined;
+  const finishId = stableJobId(tick, 'finish');
+  const pollMs = settings.schedule.pollIntervalSeconds * 1000;
+  while (!signal.aborted) {
+    const job = await worker.boss.getJobById<FinishJobData>(QUEUES.finish, finishId, { includeArchive: true });
+    if (job?.state === 'completed') return job.output as TickOutcome;
+    if (job?.state === 'failed' || job?.state === 'cancelled') return undefined;
+    // A tick job out of retries sends no finish job: stop waiting for one.
+    const tickJob = job ? undefined : await worker.boss.getJobById(QUEUES.tick, tick, { includeArchive: true });
+    if (tickJob?.state === 'failed' || tickJob?.state === 'cancelled') return undefined;
+    await sleep(pollMs, undefined, { signal }).catch(() => undefined);
+  }
+  return undefined;
+}

@@ -1,0 +1,65 @@
+import { sql, type Kysely } from 'kysely';
+import type { Database } from './schema.js';
+
+/**
+ * PostgreSQL session advisory locks, one per app and region: what keeps two processes (schedule
+ * workers, `callsync sync` runs) from syncing one app at once. A session lock is held by a
+ * connection, not by a row with an expiry: a process that dies loses its connection and with it the
+ * lock, at once, so nothing waits out a TTL and nothing needs renewing.
+ *
+ * The two-key form (namespace, hashtext(key)) keeps our locks apart from any other user of advisory
+ * locks on the same database, and lets pg_locks be searched by the same two numbers.
+ */
+
+/** 'call' in ASCII: the first key of every callsync advisory lock. */
+const NAMESPACE = 0x63616c6c;
+
+/** The lock's name for an app and region. */
+export function appLockKey(appId: string, region: string): string {
+  return `app:${appId}/${region}`;
+}
+
+export type LockedOutcome<T> = { locked: true; value: T } | { locked: false };
+
+/**
+ * Runs `fn` while holding the named lock on a connection set aside for it; `{ locked: false }` at
+ * once when another session holds it. `fn` writes through the pool as usual: only the lock lives
+ * on the set-aside connection, so the pool needs one connection per lock held at a time.
+ */
+export async function withAdvisoryLock<T>(db: Kysely<Database>, key: string, fn: () => Promise<T>): Promise<LockedOutcome<T>> {
+  return db.connection().execute(async (conn) => {
+    const got = await sql<{ ok: boolean }>`select pg_try_advisory_lock(${NAMESPACE}::int4, hashtext(${key})) as ok`.execute(conn);
+    if (!got.rows[0]?.ok) return { locked: false };
+    try {
+      return { locked: true, value: await fn() };
+    } finally {
+      // A connection already broken has lost the lock with it; the unlock is then moot.
+      await sql`select pg_advisory_unlock(${NAMESPACE}::int4, hashtext(${key}))`.execute(conn).catch(() => undefined);
+    }
+  });
+}
+
+/** Like withAdvisoryLock, but waits for the lock instead of giving up (a short critical section). */
+export async function withAdvisoryLockWait<T>(db: Kysely<Database>, key: string, fn: () => Promise<T>): Promise<T> {
+  return db.connection().execute(async (conn) => {
+    await sql`select pg_advisory_lock(${NAMESPACE}::int4, hashtext(${key}))`.execute(conn);
+    try {
+      return await fn();
+    } finally {
+      await sql`select pg_advisory_unlock(${NAMESPACE}::int4, hashtext(${key}))`.execute(conn).catch(() => undefined);
+    }
+  });
+}
+
+/** Which of `keys` some session holds now (read from pg_locks: nothing is taken). */
+export async function heldAdvisoryLocks(db: Kysely<Database>, keys: readonly string[]): Promise<Set<string>> {
+  if (keys.length === 0) return new Set();
+  const rows = await sql<{ key: string }>`
+    select k.key from unnest(${[...keys]}::text[]) as k(key)
+    where exists (
+      select 1 from pg_locks l
+      where l.locktype = 'advisory' and l.granted and l.objsubid = 2
+        and l.classid = ${NAMESPACE}::oid and l.objid = hashtext(k.key)::oid
+    )`.execute(db);
+  return new Set(rows.rows.map((r) => r.key));
+}
