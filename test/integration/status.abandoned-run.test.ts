@@ -1,5 +1,6 @@
 import { hostname } from 'node:os';
 import { describe, expect } from 'vitest';
+import { appLockKey, withAdvisoryLock } from '../../src/store/app-lock.js';
 import { migrateToLatest } from '../../src/store/migrate.js';
 import { collect, runCli, spawnCli } from '../helpers/cli.js';
 import { testDialects, type TestDialect } from '../helpers/databases.js';
@@ -57,17 +58,16 @@ describe('a sync killed with SIGKILL: status and runs show its run abandoned at 
 
 const dialects: TestDialect[] = await testDialects();
 
-/** A run of another machine cannot be checked by pid: its lease tells (renewed while its process works). */
-describe.each(dialects)('a running run of another host, judged by its lease (%s)', (dialect) => {
+/** A run of another machine cannot be checked by pid: on SQLite its lease tells (renewed while its process works). */
+describe.each(dialects.filter((d) => d === 'sqlite'))('a running run of another host, judged by its lease (%s)', (dialect) => {
   test.override({ dialect });
-  const lease = dialect === 'sqlite' ? 'sync' : 'app:app1/us';
 
   async function seed(url: string, expiresInMs: number): Promise<string> {
     const now = Math.floor(Date.now() / 1000);
     await withStore(url, async (s) => {
       await migrateToLatest(s.db);
       await s.db.insertInto('sync_runs').values({ run_id: 'r1', app_id: 'app1', region: 'us', mode: 'full', started_at: now - 60, status: 'running', pid: 4242, host: 'other-host' }).execute();
-      await s.db.insertInto('leases').values({ name: lease, holder: 'h1', pid: 4242, host: 'other-host', acquired_at: now - 60, renewed_at: now - 30, expires_at: Date.now() + expiresInMs }).execute();
+      await s.db.insertInto('leases').values({ name: 'sync', holder: 'h1', pid: 4242, host: 'other-host', acquired_at: now - 60, renewed_at: now - 30, expires_at: Date.now() + expiresInMs }).execute();
     });
     return url;
   }
@@ -84,6 +84,42 @@ describe.each(dialects)('a running run of another host, judged by its lease (%s)
     const r = await runCli(['status', '--database', url], {}, dir);
     expect(r.code, r.stderr).toBe(1);
     expect(r.stdout).toMatch(/^ABANDONED: app1 \(us\): its lease expired at .*the process running it \(pid 4242 on other-host\) stopped renewing it/m);
+    const runs = await runCli(['runs', '--database', url, '--format', 'json'], {}, dir);
+    expect((JSON.parse(runs.stdout) as { status: string; error: string }[]).map((x) => x.status)).toEqual(['abandoned']);
+  });
+});
+
+/** On PostgreSQL a run is alive while some session holds its app's advisory lock (store/app-lock.ts). */
+describe.each(dialects.filter((d) => d === 'postgres'))('a running run of another host, judged by its app lock (%s)', (dialect) => {
+  test.override({ dialect });
+
+  async function seed(url: string): Promise<string> {
+    const now = Math.floor(Date.now() / 1000);
+    await withStore(url, async (s) => {
+      await migrateToLatest(s.db);
+      await s.db.insertInto('sync_runs').values({ run_id: 'r1', app_id: 'app1', region: 'us', mode: 'full', started_at: now - 60, status: 'running', pid: 4242, host: 'other-host' }).execute();
+    });
+    return url;
+  }
+
+  it('its lock held by a live session: still running, healthy', async ({ database, dir }) => {
+    const url = await seed(database);
+    // Another process holds the app's lock for the length of the check (as a worker syncing it would).
+    await withStore(url, async (s) => {
+      const held = await withAdvisoryLock(s.db, appLockKey('app1', 'us'), async () => {
+        const r = await runCli(['status', '--database', url, '--format', 'json'], {}, dir);
+        expect(r.code, r.stderr).toBe(0);
+        expect((JSON.parse(r.stdout) as StatusJson).apps.map((a) => a.last_run_status)).toEqual(['running']);
+      });
+      expect(held.locked).toBe(true);
+    });
+  });
+
+  it('no session holds its lock: abandoned, exit 1, and runs says so', async ({ database, dir }) => {
+    const url = await seed(database);
+    const r = await runCli(['status', '--database', url], {}, dir);
+    expect(r.code, r.stderr).toBe(1);
+    expect(r.stdout).toMatch(/^ABANDONED: app1 \(us\): no session holds its app's lock: the process running it \(pid 4242 on other-host\) stopped/m);
     const runs = await runCli(['runs', '--database', url, '--format', 'json'], {}, dir);
     expect((JSON.parse(runs.stdout) as { status: string; error: string }[]).map((x) => x.status)).toEqual(['abandoned']);
   });
