@@ -61,7 +61,7 @@ export const ConfigFileSchema = z.strictObject({
   pageSize: z.number().int().min(1).max(1000).default(100),
   requestTimeoutMs: z.number().int().min(100).max(600_000).default(30_000),
   maxAttempts: z.number().int().min(1).max(20).default(6),
-  /** A lease (database-wide on SQLite, per app on PostgreSQL) not renewed for this long is taken over. */
+  /** SQLite: the database lease, not renewed for this long, is taken over (PostgreSQL uses advisory locks). */
   leaseTtlSeconds: z.number().int().min(5).max(3600).default(60),
   /** Two minute figures "agree" in reconciliation when within this (float rounding). */
   reconcileToleranceMinutes: z.number().min(0).max(60).default(0.01),

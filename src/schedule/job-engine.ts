@@ -77,6 +77,9 @@ export async function startEngine(db: Kysely<Database>, settings: Settings, auth
     schedule: opts.cron,
     supervise: true,
     maintenanceIntervalSeconds: s.expiryCheckSeconds,
+    // The engine sends a slot when a check falls within the minute after it: checking twice a
+    // minute leaves no slot to the drift of one timer (its default checks once a minute).
+    cronMonitorIntervalSeconds: 30,
   });
   boss.on('error', (err: Error) => log.warn({ err: err.message }, 'job engine: error (it retries by itself)'));
   try {
