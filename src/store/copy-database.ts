@@ -9,8 +9,9 @@ import type { Database } from './schema.js';
  * until it is in one of them, so a new entity cannot be left behind by `copy` unnoticed.
  */
 export const COPIED_TABLES: readonly { name: keyof Database & string; key: readonly string[]; serial?: string }[] = [
-  { name: 'calls', key: ['app_id', 'session_id'] },
-  { name: 'call_payloads', key: ['app_id', 'session_id'] },
+  // call_id is kept: the payload rows are keyed by it.
+  { name: 'calls', key: ['app_id', 'session_id'], serial: 'call_id' },
+  { name: 'call_payload_rows', key: ['call_id'] },
   { name: 'call_participants', key: ['app_id', 'session_id', 'seq'] },
   { name: 'call_recordings', key: ['app_id', 'session_id', 'rid'] },
   { name: 'call_transcriptions', key: ['app_id', 'session_id', 'tid'] },

@@ -20,8 +20,9 @@ describe.runIf(postgres)('callsync copy moves a SQLite database into PostgreSQL'
     expect(res.code).toBe(0);
     const n = sim.truth('app1').calls.size;
     expect(res.stdout).toContain(`calls: ${n} rows copied, ${n} in the target`);
-    // Every payload, byte for byte; call_participants (WITHOUT ROWID on SQLite) is paged by its key.
-    expect(res.stdout).toContain(`call_payloads: ${n} rows copied, ${n} in the target`);
+    // Every payload, byte for byte (stored by call_id since 20261126T010000, so call ids are copied as
+    // they are); call_participants (WITHOUT ROWID on SQLite) is paged by its key.
+    expect(res.stdout).toContain(`call_payload_rows: ${n} rows copied, ${n} in the target`);
     const payloads = async (db: string): Promise<string[]> => withStore(db, async (s) => (await s.db.selectFrom('call_payloads').select(['session_id', 'raw_json']).execute()).map((r) => `${r.session_id} ${r.raw_json}`).sort());
     expect(await payloads(url)).toEqual(await payloads(file));
     expect(res.stdout).toMatch(/^rejected_records: 2 rows copied, 2 in the target$/m);
