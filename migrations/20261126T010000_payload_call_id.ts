@@ -55,7 +55,8 @@ interface ColumnInfo {
  * table itself.
  */
 async function rebuildCallsSqlite(db: Db): Promise<void> {
-  const cols = (await sql<ColumnInfo>`pragma table_info(calls)`.execute(db)).rows;
+  // A database migrated down from this one still has call_id (its rowid alias): made again below.
+  const cols = (await sql<ColumnInfo>`pragma table_info(calls)`.execute(db)).rows.filter((c) => c.name !== 'call_id');
   const indexes = (await sql<{ name: string; sql: string }>`select name, sql from sqlite_master where type = 'index' and tbl_name = 'calls' and sql is not null`.execute(db)).rows;
   const defs = cols.map((c) => `"${c.name}" ${c.type}${c.notnull === 1 ? ' not null' : ''}${c.dflt_value !== null ? ` default ${c.dflt_value}` : ''}`);
   const names = cols.map((c) => `"${c.name}"`).join(', ');

@@ -88,6 +88,23 @@ describe.each(dialects)('payloads keyed by calls.call_id [%s]', (dialect) => {
     });
   });
 
+  it('migrating down and up again keeps every payload', async () => {
+    const url = await dbs.fresh('down-up');
+    await withStore(url, async (s) => {
+      await migrateToLatest(s.db);
+      for (const [i, raw] of PAYLOADS.entries()) {
+        await sql`insert into calls (app_id, region, session_id, type, status, is_final, has_recording, details_source, first_synced_at, synced_at)
+          values ('a', 'us', ${`s${i + 1}`}, 'audio', 'ended', 1, 0, 'detail', 1, 1)`.execute(s.db);
+        await sql`insert into call_payload_rows (call_id, raw_json) select call_id, ${raw} from calls where session_id = ${`s${i + 1}`}`.execute(s.db);
+      }
+      const want = PAYLOADS.map((raw, i) => ({ session_id: `s${i + 1}`, raw_json: raw }));
+      expect((await new Migrator({ db: s.db, provider: migrationProvider(s.db) }).migrateDown()).error).toBeUndefined();
+      expect((await sql`select session_id, raw_json from call_payloads order by session_id`.execute(s.db)).rows).toEqual(want);
+      await migrateToLatest(s.db);
+      expect((await sql`select session_id, raw_json from call_payloads order by session_id`.execute(s.db)).rows).toEqual(want);
+    });
+  });
+
   it('a sync stores each payload once, under its call’s id; a changed call’s payload is rewritten under the same id', async () => {
     const stored = (s: Store): Promise<{ session_id: string; call_id: number; raw_json: string }[]> =>
       s.db.selectFrom('calls as c').innerJoin('call_payload_rows as p', 'p.call_id', 'c.call_id').select(['c.session_id', 'c.call_id', 'p.raw_json']).execute();
