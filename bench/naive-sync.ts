@@ -58,9 +58,12 @@ for (let page = 1; calls < args.maxCalls; page++) {
       .onConflict((oc) => oc.columns(['app_id', 'session_id']).doUpdateSet((eb) => ({ synced_at: eb.ref('excluded.synced_at') })))
       .execute();
     await db
-      .insertInto('call_payloads')
-      .values(rows.payload)
-      .onConflict((oc) => oc.columns(['app_id', 'session_id']).doUpdateSet((eb) => ({ raw_json: eb.ref('excluded.raw_json') })))
+      .insertInto('call_payload_rows')
+      .values((eb) => ({
+        call_id: eb.selectFrom('calls').select('call_id').where('app_id', '=', rows.payload.app_id).where('session_id', '=', rows.payload.session_id),
+        raw_json: rows.payload.raw_json,
+      }))
+      .onConflict((oc) => oc.column('call_id').doUpdateSet((eb) => ({ raw_json: eb.ref('excluded.raw_json') })))
       .execute();
     await db.deleteFrom('call_participants').where('app_id', '=', rows.call.app_id).where('session_id', '=', rows.call.session_id).execute();
     for (const p of rows.participants) await db.insertInto('call_participants').values(p).execute();

@@ -4,12 +4,13 @@ import * as initialSchema from './20261122T000000_initial_schema.js';
 import * as reporting from './20261122T010000_reporting.js';
 import * as leases from './20261122T020000_leases.js';
 import * as appTicks from './20261122T030000_app_ticks.js';
-import * as jobEngine from './20261126T030000_job_engine.js';
 import * as listingProof from './20261123T000000_listing_proof.js';
 import * as callDetails from './20261123T010000_call_details.js';
 import * as runOwner from './20261123T020000_run_owner.js';
 import * as callPayloads from './20261123T030000_call_payloads.js';
 import * as periodColumns from './20261123T040000_period_columns.js';
+import * as payloadCallId from './20261126T010000_payload_call_id.js';
+import * as jobEngine from './20261126T030000_job_engine.js';
 
 /** A migration module: `up` may take the destination's SQL fragments as its second argument. */
 interface MigrationModule {
@@ -30,6 +31,7 @@ const MODULES: Record<string, MigrationModule> = {
   '20261123T020000_run_owner': runOwner,
   '20261123T030000_call_payloads': callPayloads,
   '20261123T040000_period_columns': periodColumns,
+  '20261126T010000_payload_call_id': payloadCallId,
   '20261126T030000_job_engine': jobEngine,
 };
 

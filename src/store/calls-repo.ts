@@ -1,4 +1,4 @@
-import { CompiledQuery, type DialectAdapter, type Kysely, type QueryResult, type Transaction } from 'kysely';
+import { CompiledQuery, sql, type DialectAdapter, type Kysely, type QueryResult, type Transaction } from 'kysely';
 import { InternalError } from '../config/errors.js';
 import type { CallRows, Database, NewCallPayloadRow, NewCallRow, NewParticipantRow, NewRecordingRow, NewTranscriptionRow } from './schema.js';
 
@@ -89,7 +89,7 @@ const TRANSCRIPTION_COLUMNS = [
 
 type Lacks<Row, Columns extends readonly PropertyKey[]> = Exclude<keyof Row, Columns[number]>;
 const everyColumn: [
-  Lacks<NewCallRow, typeof CALL_COLUMNS>, Lacks<NewCallPayloadRow, typeof PAYLOAD_COLUMNS>, Lacks<NewParticipantRow, typeof PARTICIPANT_COLUMNS>,
+  Lacks<Omit<NewCallRow, 'call_id'>, typeof CALL_COLUMNS>, Lacks<NewCallPayloadRow, typeof PAYLOAD_COLUMNS>, Lacks<NewParticipantRow, typeof PARTICIPANT_COLUMNS>,
   Lacks<NewRecordingRow, typeof RECORDING_COLUMNS>, Lacks<NewTranscriptionRow, typeof TRANSCRIPTION_COLUMNS>,
 ] extends [never, never, never, never, never] ? true : never = true;
 void everyColumn;
@@ -230,14 +230,15 @@ export async function upsertCalls(trx: Db, batch: readonly CallRows[]): Promise<
       )
       .compile(),
   );
-  // The payload has a table of its own (scans of calls skip it); same transaction, same key.
-  await insertRows(trx, 'upsert-payloads', calls.map((c) => c.payload), PAYLOAD_COLUMNS, MAX_CALL_ROWS, (n) =>
-    trx
-      .insertInto('call_payloads')
-      .values(new Array<NewCallPayloadRow>(n).fill(placeholderRow(PAYLOAD_COLUMNS) as unknown as NewCallPayloadRow))
-      .onConflict((oc) => oc.columns(['app_id', 'session_id']).doUpdateSet((eb) => ({ raw_json: eb.ref('excluded.raw_json') })))
-      .compile(),
-  );
+  // The payload has a table of its own (scans of calls skip it), same transaction, keyed by the
+  // call_id the row just written has: each row looks it up by the call's key (the statement's
+  // parameters stay app_id, session_id, raw_json per row). A call missing here would be a NULL key,
+  // which both databases refuse: the transaction fails rather than store an orphan.
+  await insertRows(trx, 'upsert-payloads', calls.map((c) => c.payload), PAYLOAD_COLUMNS, MAX_CALL_ROWS, (n) => {
+    const row = sql`((select c.call_id from calls c where c.app_id = ${''} and c.session_id = ${''}), ${''})`;
+    return sql`insert into call_payload_rows (call_id, raw_json) values ${sql.join(new Array<typeof row>(n).fill(row))}
+      on conflict (call_id) do update set raw_json = excluded.raw_json`.compile(trx);
+  });
 
   let at = 0;
   for (const n of statementSizes(calls.length, MAX_IDS)) {

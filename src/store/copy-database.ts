@@ -8,9 +8,12 @@ import type { Database } from './schema.js';
  * a migration goes here or into NOT_COPIED: test/integration/copy.covers-every-table.test.ts fails
  * until it is in one of them, so a new entity cannot be left behind by `copy` unnoticed.
  */
-export const COPIED_TABLES: readonly { name: keyof Database & string; key: readonly string[]; serial?: string }[] = [
-  { name: 'calls', key: ['app_id', 'session_id'] },
-  { name: 'call_payloads', key: ['app_id', 'session_id'] },
+export const COPIED_TABLES: readonly { name: keyof Database & string; key: readonly string[]; serial?: string; omit?: string; byCallKey?: true }[] = [
+  // A call's call_id is its number in one database: the target numbers the calls it gets itself (a
+  // target that already holds calls synced there keeps theirs), and each payload row is matched to
+  // its call by (app_id, session_id) on both sides.
+  { name: 'calls', key: ['app_id', 'session_id'], omit: 'call_id' },
+  { name: 'call_payload_rows', key: ['call_id'], byCallKey: true },
   { name: 'call_participants', key: ['app_id', 'session_id', 'seq'] },
   { name: 'call_recordings', key: ['app_id', 'session_id', 'rid'] },
   { name: 'call_transcriptions', key: ['app_id', 'session_id', 'tid'] },
@@ -50,6 +53,19 @@ async function pageByRowid(db: Kysely<Database>, table: string, last: unknown[] 
   return (await sql<SourceRow>`select rowid as __rowid, * from ${sql.table(table)} where rowid > ${after} order by rowid limit ${BATCH_ROWS}`.execute(db)).rows;
 }
 
+/** Payload rows with their call's key, in call_id (rowid) order. */
+async function pageOfPayloads(db: Kysely<Database>, last: unknown[] | undefined): Promise<SourceRow[]> {
+  const after = (last?.[0] as number | undefined) ?? -1;
+  return (await sql<SourceRow>`select p.call_id as __rowid, c.app_id, c.session_id, p.raw_json from call_payload_rows p
+    join calls c on c.call_id = p.call_id where p.call_id > ${after} order by p.call_id limit ${BATCH_ROWS}`.execute(db)).rows;
+}
+
+/** Writes payload rows under the target's call_id of the same (app_id, session_id). */
+async function upsertPayloads(db: Kysely<Database>, rows: readonly SourceRow[]): Promise<void> {
+  const values = rows.map((r) => sql`((select c.call_id from calls c where c.app_id = ${r.app_id} and c.session_id = ${r.session_id}), ${r.raw_json})`);
+  await sql`insert into call_payload_rows (call_id, raw_json) values ${sql.join(values)} on conflict (call_id) do update set raw_json = excluded.raw_json`.execute(db);
+}
+
 async function pageByKey(db: Kysely<Database>, table: string, key: readonly string[], last: unknown[] | undefined): Promise<SourceRow[]> {
   const cols = sql.join(key.map((k) => sql.ref(k)));
   const where = last ? sql`where (${cols}) > (${sql.join(last.map((v) => sql`${v}`))})` : sql``;
@@ -60,7 +76,8 @@ async function pageByKey(db: Kysely<Database>, table: string, key: readonly stri
  * Copies every table of a SQLite database into another database (PostgreSQL), batch by batch in
  * rowid order (key order for WITHOUT ROWID tables), one transaction per batch. Rows are upserted by key, so a copy that stopped half-way
  * can simply be run again. Leases are not copied (they belong to running processes). Serial ids are
- * kept, and the target destination moves its sequences past them (restartSerial).
+ * kept, and the target destination moves its sequences past them (restartSerial); calls.call_id is
+ * not (see COPIED_TABLES).
  */
 export async function copyDatabase(from: Kysely<Database>, to: Kysely<Database>, onTable?: (r: CopyResult) => void): Promise<CopyResult[]> {
   const source = destinationOf(from);
@@ -73,11 +90,16 @@ export async function copyDatabase(from: Kysely<Database>, to: Kysely<Database>,
     for (;;) {
       // Keyset paging, by rowid (or, for a WITHOUT ROWID table, by its primary key, the order it is
       // stored in): constant cost per batch, whatever the table size.
-      const batch = byKey ? await pageByKey(from, t.name, t.key, last) : await pageByRowid(from, t.name, last);
+      const batch = t.byCallKey ? await pageOfPayloads(from, last) : byKey ? await pageByKey(from, t.name, t.key, last) : await pageByRowid(from, t.name, last);
       if (batch.length === 0) break;
       const lastRow = batch[batch.length - 1]!;
       last = byKey ? t.key.map((k) => lastRow[k]) : [lastRow.__rowid];
+      if (t.byCallKey) {
+        await to.transaction().execute((trx) => upsertPayloads(trx, batch));
+        continue;
+      }
       const rows = batch.map(({ __rowid: _r, ...rest }) => rest);
+      if (t.omit) for (const r of rows) delete r[t.omit];
       const columns = Object.keys(rows[0]!);
       const updates = columns.filter((c) => !t.key.includes(c));
       await to.transaction().execute(async (trx) => {

@@ -70,17 +70,29 @@ export interface CallsTable {
   started_day: string | null;
   /** 'YYYY-MM' (UTC) of started_at. */
   started_month: string | null;
+  /**
+   * Migration 20261126T010000 (issue 16): the call's integer id in this database (SQLite: the rowid),
+   * assigned when the call is first stored; the key of its payload row.
+   */
+  call_id: Generated<number>;
 }
 
 /**
- * The raw payload of each call, as received (last write wins), keyed like `calls` and written in the
- * same transaction. Its own table (migration 20261123T030000) so that scans of `calls` do not read
- * ~1.4 KB of JSON per row; the view `calls_with_payload` joins it back.
+ * The raw payload of each call, as received (last write wins), written in the same transaction as
+ * the call. Off `calls` (migration 20261123T030000) so that scans of `calls` do not read ~1.4 KB of
+ * JSON per row. Stored in `call_payload_rows` by `calls.call_id` since 20261126T010000; this is the
+ * view `call_payloads` (the documented columns), and what the transform hands the store.
  */
 export interface CallPayloadsTable {
   app_id: string;
   session_id: string;
   /** The last payload as received (JSON text), unknown fields included. */
+  raw_json: string;
+}
+
+/** Where the payloads are stored (20261126T010000): one row per call, by its integer id. */
+export interface CallPayloadRowsTable {
+  call_id: number;
   raw_json: string;
 }
 
@@ -258,7 +270,9 @@ export interface LeasesTable {
 
 export interface Database {
   calls: CallsTable;
+  /** A view since 20261126T010000 (calls joined to call_payload_rows). */
   call_payloads: CallPayloadsTable;
+  call_payload_rows: CallPayloadRowsTable;
   call_participants: CallParticipantsTable;
   call_recordings: CallRecordingsTable;
   rejected_records: RejectedRecordsTable;

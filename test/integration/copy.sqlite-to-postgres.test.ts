@@ -1,5 +1,7 @@
 import { join } from 'node:path';
+import { sql } from 'kysely';
 import { describe, expect } from 'vitest';
+import { migrateToLatest } from '../../src/store/migrate.js';
 import { runCli } from '../helpers/cli.js';
 import { testDialects } from '../helpers/databases.js';
 import { it, test } from '../helpers/fixture.js';
@@ -20,8 +22,9 @@ describe.runIf(postgres)('callsync copy moves a SQLite database into PostgreSQL'
     expect(res.code).toBe(0);
     const n = sim.truth('app1').calls.size;
     expect(res.stdout).toContain(`calls: ${n} rows copied, ${n} in the target`);
-    // Every payload, byte for byte; call_participants (WITHOUT ROWID on SQLite) is paged by its key.
-    expect(res.stdout).toContain(`call_payloads: ${n} rows copied, ${n} in the target`);
+    // Every payload, byte for byte (stored by call_id since 20261126T010000, so call ids are copied as
+    // they are); call_participants (WITHOUT ROWID on SQLite) is paged by its key.
+    expect(res.stdout).toContain(`call_payload_rows: ${n} rows copied, ${n} in the target`);
     const payloads = async (db: string): Promise<string[]> => withStore(db, async (s) => (await s.db.selectFrom('call_payloads').select(['session_id', 'raw_json']).execute()).map((r) => `${r.session_id} ${r.raw_json}`).sort());
     expect(await payloads(url)).toEqual(await payloads(file));
     expect(res.stdout).toMatch(/^rejected_records: 2 rows copied, 2 in the target$/m);
@@ -38,5 +41,24 @@ describe.runIf(postgres)('callsync copy moves a SQLite database into PostgreSQL'
       const runs = await s.db.selectFrom('sync_runs').select('id').orderBy('id').execute();
       expect(new Set(runs.map((r) => r.id)).size).toBe(runs.length); // the id sequence moved past the copied ids
     });
+  });
+
+  it('copies into a database that already holds calls of its own: each payload lands on its own call', async ({ sim, dir, newDatabase }) => {
+    const file = join(dir, 'source.db');
+    expect((await syncWith(testSettings(sim, ['app1'], file))).ok).toBe(true);
+    const url = await newDatabase('copy-into-used');
+    // A call stored in the target first: its call_id numbers differ from the source's from here on.
+    await withStore(url, async (s) => {
+      await migrateToLatest(s.db);
+      await sql`insert into calls (app_id, region, session_id, type, status, is_final, has_recording, details_source, first_synced_at, synced_at)
+        values ('other', 'us', 'own-call', 'audio', 'ended', 1, 0, 'detail', 1, 1)`.execute(s.db);
+      await sql`insert into call_payload_rows (call_id, raw_json) select call_id, '{"own":true}' from calls where session_id = 'own-call'`.execute(s.db);
+    });
+    const res = await runCli(['copy', '--from', file, '--to', url]);
+    expect(res.stderr).toBe('');
+    expect(res.code).toBe(0);
+    const payloads = async (db: string): Promise<string[]> => withStore(db, async (s) =>
+      (await s.db.selectFrom('call_payloads').select(['app_id', 'session_id', 'raw_json']).execute()).map((r) => `${r.app_id} ${r.session_id} ${r.raw_json}`).sort());
+    expect(await payloads(url)).toEqual([...(await payloads(file)), 'other own-call {"own":true}'].sort());
   });
 });
