@@ -1,10 +1,11 @@
 /**
- * `npm run bench:workers [-- --apps 60 --calls 300 --workers 3 --latency 50]`: the wall time of one
+ * `npm run bench:workers [-- --apps 60 --calls 300 --workers 3 --latency 50 --rpm 600]`: the wall time of one
  * tick of `callsync schedule` on PostgreSQL with one worker, then with N workers, each on a fresh
  * database. The tick is queued by `schedule --run-now` (itself a worker: N-1 long-running workers
  * run beside it) and timed from its start to its exit, which is when the tick's finish job has run.
- * The simulator runs in its own process with `--latency` ms per request, standing in for a remote
- * service: what several workers win is more apps in flight at once, not CPU.
+ * The simulator runs in its own process with `--latency` ms per request, and each app is paced to
+ * `--rpm` requests a minute (its plan's rate limit; 0 = unlimited), standing in for the real service:
+ * what several workers win is more apps in flight at once, each at its own rate, not CPU.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -20,6 +21,7 @@ const { values } = parseArgs({
     calls: { type: 'string', default: '300' },
     workers: { type: 'string', default: '3' },
     latency: { type: 'string', default: '50' },
+    rpm: { type: 'string', default: '600' },
   },
 });
 const apps = Array.from({ length: Number(values.apps) }, (_, i) => `wb${String(i + 1).padStart(3, '0')}`);
@@ -66,7 +68,7 @@ async function tick(n: number): Promise<number> {
   const cfg = join(dir, `cfg-${n}.json`);
   writeFileSync(cfg, JSON.stringify({
     database: u.toString(),
-    apps: apps.map((appId, i) => ({ appId, region: 'us', apiKeyEnv: 'BENCH_KEY', requestsPerMinute: 'unlimited', ...baseUrls[i] })),
+    apps: apps.map((appId, i) => ({ appId, region: 'us', apiKeyEnv: 'BENCH_KEY', requestsPerMinute: Number(values.rpm) > 0 ? Number(values.rpm) : 'unlimited', ...baseUrls[i] })),
     schedule: { reconcile: false, exportDayOfMonth: 0, pollIntervalSeconds: 0.5 },
   }));
   // Our tables and the engine's schema first (a worker started and stopped), so that installing
@@ -92,7 +94,7 @@ async function tick(n: number): Promise<number> {
   return seconds;
 }
 
-console.log(`one tick of ${apps.length} apps × ${calls} calls (simulator latency ${values.latency} ms, 4 apps per worker), on PostgreSQL:`);
+console.log(`one tick of ${apps.length} apps × ${calls} calls (simulator latency ${values.latency} ms, ${Number(values.rpm) > 0 ? `${values.rpm} requests/min per app` : 'no rate limit'}, 4 apps per worker), on PostgreSQL:`);
 const one = await tick(1);
 console.log(`1 worker:  ${one.toFixed(1)} s`);
 const many = await tick(workers);
