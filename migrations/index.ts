@@ -9,6 +9,7 @@ import * as callDetails from './20261123T010000_call_details.js';
 import * as runOwner from './20261123T020000_run_owner.js';
 import * as callPayloads from './20261123T030000_call_payloads.js';
 import * as periodColumns from './20261123T040000_period_columns.js';
+import * as reconcileSpeed from './20261126T020000_reconcile_speed.js';
 
 /** A migration module: `up` may take the destination's SQL fragments as its second argument. */
 interface MigrationModule {
@@ -29,6 +30,7 @@ const MODULES: Record<string, MigrationModule> = {
   '20261123T020000_run_owner': runOwner,
   '20261123T030000_call_payloads': callPayloads,
   '20261123T040000_period_columns': periodColumns,
+  '20261126T020000_reconcile_speed': reconcileSpeed,
 };
 
 /**

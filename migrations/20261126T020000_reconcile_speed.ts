@@ -1,0 +1,158 @@
+import { sql, type Kysely } from 'kysely';
+import type { DialectSql } from './dialect.js';
+import { createViews20261123b } from './views-20261123b.js';
+import { createViews20261126 } from './views-20261126.js';
+
+// Frozen in time: must not import from src/. Kysely<any> is the documented migration signature.
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type Db = Kysely<any>;
+
+/** The views this migration redefines (daily_usage and group_call_attendance stay). */
+const VIEWS = ['user_usage', 'call_reconciliation'];
+
+/** call_figures' columns, in table order, each as call_reconciliation gives it. */
+const FIGURES: [string, string][] = [
+  ['app_id', 'app_id'],
+  ['session_id', 'session_id'],
+  ['region', 'region'],
+  ['type', 'type'],
+  ['started_at', 'started_at'],
+  ['is_final', 'is_final'],
+  ['relation', 'relation'],
+  ['flagged', 'flagged'],
+  ['issue_bits', 'issue_bits'],
+  ['participant_audio_minutes', 'participant_audio_minutes'],
+  ['participant_video_minutes', 'participant_video_minutes'],
+  ['participant_total_minutes', 'participant_total_minutes'],
+  ['call_audio_minutes', 'coalesce(total_audio_minutes, 0)'],
+  ['call_video_minutes', 'coalesce(total_video_minutes, 0)'],
+  ['call_total_minutes', 'coalesce(total_duration_minutes, 0)'],
+  ['recording_minutes', 'recording_minutes'],
+  ['mismatch_size', 'abs(audio_delta_minutes) + abs(video_delta_minutes)'],
+];
+const COLUMNS = FIGURES.map(([c]) => c).join(', ');
+/** The figures of the calls `where` selects, from the view: the checks are written once, in the view. */
+const select = (where: string): string => `select ${FIGURES.map(([c, e]) => (c === e ? c : `${e} as ${c}`)).join(', ')} from call_reconciliation ${where}`;
+const TOLERANCE_KEY = `'reconcile_tolerance_minutes'`;
+
+/**
+ * Issue 16: `callsync reconcile` and `callsync export billing` over a million calls, and
+ * `user_usage` for a month.
+ *
+ * - `call_figures`: per call, what reconcile and billing sum and group by, as `call_reconciliation`
+ *   computes it (relation, flag, issue codes as `issue_bits`, the minute figures). The view's some
+ *   thirty comparisons per call cost SQLite ~2 µs a call on every pass; reconcile made four passes
+ *   over every call. Kept by triggers, not by the code that writes: every write to `calls` (the
+ *   upsert, a stale or not-found mark, a detail error, any future writer) and every change of the
+ *   tolerance (`callsync_settings`, which the relation and two codes depend on) refreshes it from
+ *   the view itself, so it cannot drift from the view, whose text stays the one definition. A
+ *   deleted call takes its row along (foreign key). A later migration that changes the view's
+ *   checks must refill it; one that rebuilds `calls` on SQLite must create the triggers again.
+ * - `call_reconciliation` gains `issue_bits` (views-20261126.ts).
+ * - `calls_month_key` (started_month, app_id, session_id) replaces `calls_started_month`
+ *   (started_month), of which it is an extension: `user_usage` for a month finds the month's calls
+ *   and their participants' keys in the index, without reading one call row. Those reads,
+ *   scattered over the table, made it 2.8× the lean layout at a million calls.
+ */
+export async function up(db: Db, d: DialectSql): Promise<void> {
+  for (const v of VIEWS) await sql.raw(`drop view if exists ${v}`).execute(db);
+  await db.schema.createIndex('calls_month_key').on('calls').columns(['started_month', 'app_id', 'session_id']).execute();
+  await db.schema.dropIndex('calls_started_month').execute();
+  await createViews20261126(db, d);
+  await createFiguresTable(db, d);
+  await sql.raw(`insert into call_figures (${COLUMNS}) ${select('')}`).execute(db);
+  if (d.idType === 'integer') await sqliteTriggers(db);
+  else await postgresTriggers(db);
+}
+
+/**
+ * SQLite: WITHOUT ROWID, the key stored once (as call_participants since 20261123T030000). No index
+ * on started_at: the table is narrow, and a scan of all of it filtered by period beat an index
+ * range read with a key lookup per row even for one month of six (48 against 115 ms, 200,000 calls).
+ */
+async function createFiguresTable(db: Db, d: DialectSql): Promise<void> {
+  const cols = `"app_id" text not null, "session_id" text not null, "region" text not null, "type" text, "started_at" bigint,
+    "is_final" bigint not null, "relation" text not null, "flagged" bigint not null, "issue_bits" bigint not null,
+    "participant_audio_minutes" double precision not null, "participant_video_minutes" double precision not null,
+    "participant_total_minutes" double precision not null, "call_audio_minutes" double precision not null,
+    "call_video_minutes" double precision not null, "call_total_minutes" double precision not null,
+    "recording_minutes" double precision not null, "mismatch_size" double precision,
+    constraint "call_figures_pk" primary key ("app_id", "session_id"),
+    constraint "call_figures_call_fk" foreign key ("app_id", "session_id") references "calls" ("app_id", "session_id") on delete cascade`;
+  await sql.raw(`create table call_figures (${cols})${d.idType === 'integer' ? ' without rowid' : ''}`).execute(db);
+}
+
+async function sqliteTriggers(db: Db): Promise<void> {
+  // Delete, then insert: not INSERT OR REPLACE, whose policy an UPSERT into calls (the store's
+  // write) overrides with its own, making a second write of a call fail on the key.
+  const key = 'app_id = new.app_id and session_id = new.session_id';
+  const one = `delete from call_figures where ${key}; insert into call_figures (${COLUMNS}) ${select(`where ${key}`)};`;
+  const all = `delete from call_figures; insert into call_figures (${COLUMNS}) ${select('')};`;
+  await sql.raw(`create trigger call_figures_insert after insert on calls begin ${one} end`).execute(db);
+  await sql.raw(`create trigger call_figures_update after update on calls begin ${one} end`).execute(db);
+  await sql.raw(`create trigger call_figures_tolerance_insert after insert on callsync_settings when new.key = ${TOLERANCE_KEY} begin ${all} end`).execute(db);
+  await sql
+    .raw(
+      `create trigger call_figures_tolerance_update after update on callsync_settings
+       when (new.key = ${TOLERANCE_KEY} or old.key = ${TOLERANCE_KEY}) and (new.key is not old.key or new.value is not old.value) begin ${all} end`,
+    )
+    .execute(db);
+  await sql.raw(`create trigger call_figures_tolerance_delete after delete on callsync_settings when old.key = ${TOLERANCE_KEY} begin ${all} end`).execute(db);
+}
+
+/**
+ * PostgreSQL: statement-level triggers with the changed rows as a transition table, one refresh
+ * per statement (a multi-row upsert is one), instead of one per row. A transition table serves
+ * one event only: insert and update have a trigger each.
+ */
+async function postgresTriggers(db: Db): Promise<void> {
+  const updates = FIGURES.filter(([c]) => c !== 'app_id' && c !== 'session_id').map(([c]) => `${c} = excluded.${c}`).join(', ');
+  await sql
+    .raw(
+      `create function call_figures_refresh() returns trigger language plpgsql as $$
+begin
+  insert into call_figures (${COLUMNS})
+  ${select('where (app_id, session_id) in (select app_id, session_id from changed_calls)')}
+  on conflict (app_id, session_id) do update set ${updates};
+  return null;
+end $$`,
+    )
+    .execute(db);
+  for (const event of ['insert', 'update']) {
+    await sql
+      .raw(`create trigger call_figures_${event} after ${event} on calls referencing new table as changed_calls for each statement execute function call_figures_refresh()`)
+      .execute(db);
+  }
+  await sql
+    .raw(
+      `create function call_figures_refresh_all() returns trigger language plpgsql as $$
+begin
+  if tg_op = 'UPDATE' and new.key = old.key and new.value is not distinct from old.value then return null; end if;
+  if (tg_op <> 'DELETE' and new.key = ${TOLERANCE_KEY}) or (tg_op <> 'INSERT' and old.key = ${TOLERANCE_KEY}) then
+    delete from call_figures;
+    insert into call_figures (${COLUMNS}) ${select('')};
+  end if;
+  return null;
+end $$`,
+    )
+    .execute(db);
+  await sql.raw(`create trigger call_figures_tolerance after insert or update or delete on callsync_settings for each row execute function call_figures_refresh_all()`).execute(db);
+}
+
+export async function down(db: Db, d: DialectSql): Promise<void> {
+  if (d.idType === 'integer') {
+    for (const t of ['insert', 'update', 'tolerance_insert', 'tolerance_update', 'tolerance_delete']) await sql.raw(`drop trigger if exists call_figures_${t}`).execute(db);
+  } else {
+    await sql.raw('drop trigger if exists call_figures_tolerance on callsync_settings').execute(db);
+    for (const e of ['insert', 'update']) await sql.raw(`drop trigger if exists call_figures_${e} on calls`).execute(db);
+    await sql.raw('drop function if exists call_figures_refresh_all()').execute(db);
+    await sql.raw('drop function if exists call_figures_refresh()').execute(db);
+  }
+  await db.schema.dropTable('call_figures').execute();
+  for (const v of VIEWS) await sql.raw(`drop view if exists ${v}`).execute(db);
+  await db.schema.createIndex('calls_started_month').on('calls').columns(['started_month']).execute();
+  await db.schema.dropIndex('calls_month_key').execute();
+  // views-20261123b.ts creates three views: daily_usage, untouched by up, is dropped to be made again.
+  await sql`drop view if exists daily_usage`.execute(db);
+  await createViews20261123b(db, d);
+}
