@@ -103,16 +103,25 @@ async function sqliteTriggers(db: Db): Promise<void> {
 /**
  * PostgreSQL: statement-level triggers with the changed rows as a transition table, one refresh
  * per statement (a multi-row upsert is one), instead of one per row. A transition table serves
- * one event only: insert and update have a trigger each.
+ * one event only: insert and update have a trigger each. The changed keys go in as two arrays, `=
+ * any(…)` on both key columns: an index scan of calls_pk for those keys. Joined to the transition
+ * table instead, the view was planned as a scan of every call per statement (half a second per
+ * 1,000-call batch at 100,000 calls). The arrays select a superset of the changed calls when a
+ * statement writes several apps; the others are refreshed to what they were.
  */
 async function postgresTriggers(db: Db): Promise<void> {
   const updates = FIGURES.filter(([c]) => c !== 'app_id' && c !== 'session_id').map(([c]) => `${c} = excluded.${c}`).join(', ');
   await sql
     .raw(
       `create function call_figures_refresh() returns trigger language plpgsql as $$
+declare
+  apps text[];
+  sessions text[];
 begin
+  select array_agg(distinct app_id), array_agg(session_id) into apps, sessions from changed_calls;
+  if sessions is null then return null; end if;
   insert into call_figures (${COLUMNS})
-  ${select('where (app_id, session_id) in (select app_id, session_id from changed_calls)')}
+  ${select('where app_id = any(apps) and session_id = any(sessions)')}
   on conflict (app_id, session_id) do update set ${updates};
   return null;
 end $$`,
