@@ -124,7 +124,9 @@ export async function reconcileReport(db: Db, filter: ReconcileFilter, limit: nu
       sql<number | string | null>`sum(participant_total_minutes)`.as('user_minutes'),
       sql<number | string | null>`sum(call_total_minutes)`.as('call_total_minutes'),
     ])
-    .groupBy(['app_id', 'region', 'relation', 'flagged', 'issue_bits'])
+    // By type too: SQLite stores the table in the order of these columns, and aggregates as it scans
+    // (a group by without type would sort every call). Type is folded away below.
+    .groupBy(['app_id', 'region', 'type', 'relation', 'flagged', 'issue_bits'])
     // The summary's order is the database's order of (app_id, region, relation), as before.
     .orderBy('app_id')
     .orderBy('region')

@@ -233,7 +233,8 @@ export interface CallFiguresTable {
   app_id: string;
   session_id: string;
   region: string;
-  type: string | null;
+  /** The call's type, '(none)' without one (NO_TYPE: as billing rows label it). */
+  type: string;
   started_at: number | null;
   is_final: number;
   relation: string;
