@@ -10,6 +10,7 @@ import * as runOwner from './20261123T020000_run_owner.js';
 import * as callPayloads from './20261123T030000_call_payloads.js';
 import * as periodColumns from './20261123T040000_period_columns.js';
 import * as payloadCallId from './20261126T010000_payload_call_id.js';
+import * as reconcileSpeed from './20261126T020000_reconcile_speed.js';
 import * as jobEngine from './20261126T030000_job_engine.js';
 
 /** A migration module: `up` may take the destination's SQL fragments as its second argument. */
@@ -32,6 +33,7 @@ const MODULES: Record<string, MigrationModule> = {
   '20261123T030000_call_payloads': callPayloads,
   '20261123T040000_period_columns': periodColumns,
   '20261126T010000_payload_call_id': payloadCallId,
+  '20261126T020000_reconcile_speed': reconcileSpeed,
   '20261126T030000_job_engine': jobEngine,
 };
 

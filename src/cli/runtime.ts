@@ -1,4 +1,4 @@
-import { Agent } from 'undici';
+import type { Agent } from 'undici';
 import type { Env, Settings } from '../config/load.js';
 import { createLogger, LogOutput, type LogFormat, type Logger } from '../log/logger.js';
 import { openStore, type Store } from '../store/connection.js';
@@ -38,7 +38,10 @@ export async function openRuntime({ settings, env }: RuntimeSettings, opts: { qu
   const store = opts.readOnly
     ? await openForReading(target, { missing: 'empty', upgrade: false })
     : await openStore(settings.database, { busyTimeoutMs: settings.busyTimeoutMs, passwordEnv: settings.databasePasswordEnv, env });
-  const dispatcher = new Agent({
+  // Loaded here, not at the top: program.ts imports this module for setLogFormat, and the HTTP
+  // client is a sizeable share of the startup of the commands that never make a request.
+  const { Agent: HttpAgent } = await import('undici');
+  const dispatcher: Agent = new HttpAgent({
     // One keep-alive pool per origin, sized for the detail fetches plus the listing.
     connections: settings.concurrency + 2,
     keepAliveTimeout: 10_000,

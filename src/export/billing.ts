@@ -1,5 +1,5 @@
 import { sql, type Kysely } from 'kysely';
-import { NO_TYPE, type ReconciliationAdditions } from '../reconcile/issue-codes.js';
+import type { ReconciliationAdditions } from '../reconcile/issue-codes.js';
 import { lastRuns } from '../store/runs-repo.js';
 import type { Database } from '../store/schema.js';
 import { isoUtc, type Period } from './period.js';
@@ -132,29 +132,21 @@ export async function staleApps(
  */
 export async function computeBilling(db: Kysely<Database>, period: Period, opts: { appIds?: readonly string[]; stale?: readonly StaleApp[] } = {}): Promise<BillingRow[]> {
   const apps = opts.appIds?.length ? sql`and app_id in (${sql.join(opts.appIds.map((a) => sql`${a}`))})` : sql``;
-  // A literal, not a parameter: PostgreSQL matches the select and GROUP BY expressions only when
-  // they are the same text, and two parameters are two expressions to it.
-  const noType = sql.lit(NO_TYPE);
-  // One pass over the period's calls, grouped by relation and flag as well as type: each call's
-  // `relation` and `flagged` (a dozen comparisons in the view) are then computed once, as grouping
-  // keys. Summed conditionally in SQL (sum(case when flagged = 0 …) per column) they were computed
-  // once per column that read them, which made the export twice as slow. The few groups are folded
-  // into one row per type here; each app's 'all' row is the sum of its type rows.
   const groups = (
     await sql<RelationGroup>`
-      select app_id, region, coalesce(type, ${noType}) as type, relation, flagged,
+      select app_id, region, type, relation, flagged,
              count(*) as calls,
              sum(is_final) as final_calls,
              sum(participant_audio_minutes) as participant_audio_minutes,
              sum(participant_video_minutes) as participant_video_minutes,
              sum(participant_total_minutes) as user_minutes,
-             sum(coalesce(total_audio_minutes, 0)) as call_audio_minutes,
-             sum(coalesce(total_video_minutes, 0)) as call_video_minutes,
-             sum(coalesce(total_duration_minutes, 0)) as call_total_minutes,
+             sum(call_audio_minutes) as call_audio_minutes,
+             sum(call_video_minutes) as call_video_minutes,
+             sum(call_total_minutes) as call_total_minutes,
              sum(recording_minutes) as recording_minutes
-      from call_reconciliation
+      from call_figures
       where started_at >= ${period.start} and started_at < ${period.end} ${apps}
-      group by app_id, region, coalesce(type, ${noType}), relation, flagged`.execute(db)
+      group by app_id, region, type, relation, flagged`.execute(db)
   ).rows;
   const byType = foldGroups(groups);
   const totals = appTotals(byType);

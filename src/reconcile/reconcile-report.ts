@@ -79,92 +79,119 @@ export async function withTolerance<T>(db: Kysely<Database>, tolerance: number, 
   throw new InternalError('unreachable: withTolerance returns from its catch');
 }
 
-/** The view's calls the filter selects (with the columns the view gained after its `Database` type). */
-function filtered(db: Db, filter: ReconcileFilter) {
-  let q = db.withTables<ReconciliationAdditions>().selectFrom('call_reconciliation');
+/** The calls the filter selects, in `call_figures` (the view's figures, stored per call). */
+function figures(db: Db, filter: ReconcileFilter) {
+  let q = db.selectFrom('call_figures');
   if (filter.appIds?.length) q = q.where('app_id', 'in', [...filter.appIds]);
   if (filter.from !== undefined) q = q.where('started_at', '>=', filter.from);
   if (filter.to !== undefined) q = q.where('started_at', '<', filter.to);
   return q;
 }
 
-/** Summary per app and relation, then the mismatches, worst (largest absolute delta) first. SQL only. */
-export async function reconcileReport(db: Db, filter: ReconcileFilter, limit: number): Promise<ReconcileReport> {
-  const base = filtered(db, filter);
+/** One group of calls alike in app, region, relation, flag and issue codes, as the query sums it. */
+interface FigureGroup {
+  app_id: string;
+  region: string;
+  relation: string;
+  flagged: number | string;
+  issue_bits: number | string;
+  calls: number | string;
+  user_minutes: number | string | null;
+  call_total_minutes: number | string | null;
+}
 
-  const summary = await base
+/**
+ * Summary per app and relation, the calls per issue code, the flagged figures, then the mismatches,
+ * worst (largest absolute delta) first. SQL only.
+ *
+ * Read from `call_figures`, which triggers keep equal to what `call_reconciliation` computes per
+ * call (at the tolerance in force: withTolerance's change refreshes it inside its transaction). The
+ * view's some thirty comparisons per call, made on each of four passes over every call, were most
+ * of the time of `callsync reconcile` over a million calls. Now one pass over the narrow table,
+ * grouped by everything the report tells apart (a few hundred groups), folded here; the sums of a
+ * figure over a summary row are those of its groups, so a sum may differ from one SQL sum over the
+ * same calls in its last bits, never more. The listed mismatches are then read from the view by key.
+ */
+export async function reconcileReport(db: Db, filter: ReconcileFilter, limit: number): Promise<ReconcileReport> {
+  const groups: FigureGroup[] = await figures(db, filter)
     .select((eb) => [
       'app_id',
       'region',
       'relation',
-      eb.fn.countAll<number>().as('calls'),
-      sql<number>`coalesce(sum(participant_total_minutes), 0)`.as('user_minutes'),
-      sql<number>`coalesce(sum(coalesce(total_duration_minutes, 0)), 0)`.as('call_total_minutes'),
-      sql<number>`coalesce(sum(participant_total_minutes) - sum(coalesce(total_duration_minutes, 0)), 0)`.as('delta_minutes'),
+      'flagged',
+      'issue_bits',
+      eb.fn.countAll<number | string>().as('calls'),
+      sql<number | string | null>`sum(participant_total_minutes)`.as('user_minutes'),
+      sql<number | string | null>`sum(call_total_minutes)`.as('call_total_minutes'),
     ])
-    .groupBy(['app_id', 'region', 'relation'])
+    // By type too: SQLite stores the table in the order of these columns, and aggregates as it scans
+    // (a group by without type would sort every call). Type is folded away below.
+    .groupBy(['app_id', 'region', 'type', 'relation', 'flagged', 'issue_bits'])
+    // The summary's order is the database's order of (app_id, region, relation), as before.
     .orderBy('app_id')
     .orderBy('region')
     .orderBy('relation')
     .execute();
-
-  // The summary already counts the mismatches: a third pass over every call would only repeat it.
-  const mismatchCount = summary.filter((s) => s.relation === 'mismatch').reduce((n, s) => n + Number(s.calls), 0);
-  const mismatches = await base
+  const summary = summarize(groups);
+  // The summary already counts the mismatches: another pass over every call would only repeat it.
+  const mismatchCount = summary.filter((s) => s.relation === 'mismatch').reduce((n, s) => n + s.calls, 0);
+  const worst = figures(db, filter)
     .where('relation', '=', 'mismatch')
-    .select([
-      'app_id', 'session_id', 'type', 'status', 'started_at',
-      'participant_total_minutes as user_minutes',
-      'total_audio_minutes as call_audio_minutes',
-      'total_video_minutes as call_video_minutes',
-      'wall_clock_minutes', 'audio_delta_minutes', 'video_delta_minutes', 'issues',
-    ])
-    .orderBy(sql`abs(audio_delta_minutes) + abs(video_delta_minutes)`, 'desc')
+    .select(['app_id', 'session_id', 'mismatch_size'])
+    .orderBy('mismatch_size', 'desc')
     .orderBy('app_id')
     .orderBy('session_id')
     .limit(limit)
+    .as('k');
+  const mismatches = await db
+    .withTables<ReconciliationAdditions>()
+    .selectFrom(worst)
+    .innerJoin('call_reconciliation as v', (j) => j.onRef('v.app_id', '=', 'k.app_id').onRef('v.session_id', '=', 'k.session_id'))
+    .select([
+      'v.app_id', 'v.session_id', 'v.type', 'v.status', 'v.started_at',
+      'v.participant_total_minutes as user_minutes',
+      'v.total_audio_minutes as call_audio_minutes',
+      'v.total_video_minutes as call_video_minutes',
+      'v.wall_clock_minutes', 'v.audio_delta_minutes', 'v.video_delta_minutes', 'v.issues',
+    ])
+    .orderBy('k.mismatch_size', 'desc')
+    .orderBy('k.app_id')
+    .orderBy('k.session_id')
     .execute();
-  const { issueCounts, flaggedCalls, flaggedUserMinutes } = await countIssues(db, filter);
   const tol = await db.selectFrom('callsync_settings').select('value').where('key', '=', TOLERANCE_SETTING).executeTakeFirst();
-  return {
-    tolerance: Number(tol?.value ?? 0.01),
-    summary: summary.map((s) => ({ ...s, calls: Number(s.calls), user_minutes: Number(s.user_minutes), call_total_minutes: Number(s.call_total_minutes), delta_minutes: Number(s.delta_minutes) })),
-    issueCounts,
-    flaggedCalls,
-    flaggedUserMinutes,
-    mismatches,
-    mismatchCount,
-  };
+  return { tolerance: Number(tol?.value ?? 0.01), summary, ...countIssues(groups), mismatches, mismatchCount };
+}
+
+/** One row per app, region and relation, in the order the groups come (the query's order). */
+function summarize(groups: readonly FigureGroup[]): RelationSummary[] {
+  const rows = new Map<string, RelationSummary>();
+  for (const g of groups) {
+    const key = JSON.stringify([g.app_id, g.region, g.relation]);
+    let r = rows.get(key);
+    if (!r) rows.set(key, (r = { app_id: g.app_id, region: g.region, relation: g.relation, calls: 0, user_minutes: 0, call_total_minutes: 0, delta_minutes: 0 }));
+    r.calls += Number(g.calls);
+    r.user_minutes += Number(g.user_minutes ?? 0);
+    r.call_total_minutes += Number(g.call_total_minutes ?? 0);
+  }
+  return [...rows.values()].map((r) => ({ ...r, delta_minutes: r.user_minutes - r.call_total_minutes }));
 }
 
 /**
- * Calls per issue code and the flagged figures. The view keeps `issues` as one text (the contract
- * for ad hoc SQL), built from some twenty checks per call. Matching each code in SQL (a LIKE per
- * code) made SQLite build that text once per code and call, 18 times: most of `callsync reconcile`'s
- * time over a million calls. Grouped by the text, it is built once per call, and the few distinct
- * texts are split into their codes here (each code counted as one whole item, as before). The
- * flagged figures are their own pass: summing the minutes in one statement keeps the figure exactly
- * what it was.
+ * Calls per issue code (bit i of `issue_bits` is ISSUE_CODES[i]; a call with several counts under
+ * each) and the flagged calls with their user-minutes.
  */
-async function countIssues(db: Db, filter: ReconcileFilter): Promise<Pick<ReconcileReport, 'issueCounts' | 'flaggedCalls' | 'flaggedUserMinutes'>> {
-  const groups = await filtered(db, filter)
-    .select((eb) => ['issues', eb.fn.countAll<number | string>().as('calls')])
-    .groupBy('issues')
-    .execute();
-  const counts = new Map<string, number>();
+function countIssues(groups: readonly FigureGroup[]): Pick<ReconcileReport, 'issueCounts' | 'flaggedCalls' | 'flaggedUserMinutes'> {
+  const counts = new Array<number>(ISSUE_CODES.length).fill(0);
+  let flaggedCalls = 0;
+  let flaggedUserMinutes = 0;
   for (const g of groups) {
-    for (const code of new Set(g.issues.split(','))) counts.set(code, (counts.get(code) ?? 0) + Number(g.calls));
+    const n = Number(g.calls);
+    const bits = Number(g.issue_bits);
+    for (let i = 0; i < ISSUE_CODES.length; i++) if (Math.floor(bits / 2 ** i) % 2 === 1) counts[i]! += n;
+    if (Number(g.flagged) === 1) {
+      flaggedCalls += n;
+      flaggedUserMinutes += Number(g.user_minutes ?? 0);
+    }
   }
-  // Grouped by the flag, it is computed once per call (a sum(case when flagged …) per figure computed
-  // it once per figure); the flagged group's sum adds the same minutes in the same order as before.
-  const byFlag = await filtered(db, filter)
-    .select((eb) => ['flagged', eb.fn.countAll<number | string>().as('calls'), sql<number | string | null>`sum(participant_total_minutes)`.as('user_minutes')])
-    .groupBy('flagged')
-    .execute();
-  const flagged = byFlag.find((g) => Number(g.flagged) === 1);
-  return {
-    issueCounts: ISSUE_CODES.map((issue) => ({ issue, calls: counts.get(issue) ?? 0 })),
-    flaggedCalls: Number(flagged?.calls ?? 0),
-    flaggedUserMinutes: Number(flagged?.user_minutes ?? 0),
-  };
+  return { issueCounts: ISSUE_CODES.map((issue, i) => ({ issue, calls: counts[i]! })), flaggedCalls, flaggedUserMinutes };
 }

@@ -236,6 +236,35 @@ export interface SyncedGroupsTable {
   not_found_at: number | null;
 }
 
+/**
+ * Per call, what `callsync reconcile` and `callsync export billing` group by and sum, as
+ * `call_reconciliation` computes it at the database's tolerance (migration 20261126T020000). Written
+ * only by triggers on `calls` and `callsync_settings`: callsync's code reads it, never writes it.
+ */
+export interface CallFiguresTable {
+  app_id: string;
+  session_id: string;
+  region: string;
+  /** The call's type, '(none)' without one (NO_TYPE: as billing rows label it). */
+  type: string;
+  started_at: number | null;
+  is_final: number;
+  relation: string;
+  flagged: number;
+  /** Bit i set: the i-th of ISSUE_CODES applies (the view's `issue_bits`). */
+  issue_bits: number;
+  participant_audio_minutes: number;
+  participant_video_minutes: number;
+  participant_total_minutes: number;
+  /** The call-level totals, 0 where the service sent none (as the view's sums count them). */
+  call_audio_minutes: number;
+  call_video_minutes: number;
+  call_total_minutes: number;
+  recording_minutes: number;
+  /** |audio delta| + |video delta|: how far a mismatch is off (reconcile lists the worst first). */
+  mismatch_size: number | null;
+}
+
 /** Read-only views (migration 2); documented in docs/schema.md. */
 export type CallReconciliationView = Pick<
   CallsTable,
@@ -284,6 +313,7 @@ export interface Database {
   group_members: GroupMembersTable;
   synced_groups: SyncedGroupsTable;
   call_reconciliation: CallReconciliationView;
+  call_figures: CallFiguresTable;
   /** `calls` with `raw_json` joined back from `call_payloads` (migration 20261123T030000). */
   calls_with_payload: CallsTable & Pick<CallPayloadsTable, 'raw_json'>;
   leases: LeasesTable;

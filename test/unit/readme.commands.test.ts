@@ -12,9 +12,11 @@ const tmp = mkdtempSync(join(tmpdir(), 'callsync-readme-'));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 
 /** Every command a user can type, with its subcommands (`export billing`, `state reset`). */
+const PROGRAM = await buildProgram();
+
 function commandPaths(): string[] {
   const paths: string[] = [];
-  for (const cmd of buildProgram().commands) {
+  for (const cmd of PROGRAM.commands) {
     const subs = cmd.commands.filter((c) => c.name() !== 'help');
     if (subs.length === 0) paths.push(cmd.name());
     for (const sub of subs) paths.push(`${cmd.name()} ${sub.name()}`);

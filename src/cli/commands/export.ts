@@ -1,10 +1,8 @@
 import type { Command } from 'commander';
-import { Agent } from 'undici';
 import { BILLING_COLUMNS, BILLING_DETAIL_COLUMNS, computeBilling, computeBillingDetail, staleApps, withUsage } from '../../export/billing.js';
 import { resolvePeriod } from '../../export/period.js';
 import { formatRows } from '../../export/write-table.js';
 import { systemClock } from '../../config/clock.js';
-import { fetchUsage } from '../../sync/fetch-usage.js';
 import { openForReading } from '../open-for-reading.js';
 import { parseFormat, sanitizeForTerminal, writeOutput } from '../output.js';
 import { commandSettings, fileSettings } from '../setup.js';
@@ -64,6 +62,9 @@ export function registerExport(program: Command): void {
           let rows = await computeBilling(store.db, period, { appIds, stale });
           if (withKeys) {
             const { settings } = withKeys;
+            // Loaded only here: the HTTP client and the sync stage are most of what the export would
+            // otherwise load at startup, for an option most exports go without.
+            const [{ Agent }, { fetchUsage }] = await Promise.all([import('undici'), import('../../sync/fetch-usage.js')]);
             const dispatcher = new Agent({ keepAliveTimeout: 5_000 });
             try {
               const fetched = await fetchUsage({ dispatcher, clock: systemClock }, settings, period, appIds);
