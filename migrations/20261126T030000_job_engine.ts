@@ -1,5 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { DialectSql } from './dialect.js';
+import { up as createLeases } from './20261122T020000_leases.js';
+import { up as createAppTicks } from './20261122T030000_app_ticks.js';
 
 // Frozen in time: must not import from src/. Kysely<any> is the documented migration signature.
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -14,4 +16,10 @@ type Db = Kysely<any>;
 export async function up(db: Db, d: DialectSql): Promise<void> {
   await db.schema.dropTable('app_ticks').ifExists().execute();
   if (d.sharedWriters) await db.schema.dropTable('leases').ifExists().execute();
+}
+
+/** Back to the home-made coordination: the two tables again, empty (what they held belonged to running processes). */
+export async function down(db: Db, d: DialectSql): Promise<void> {
+  await createAppTicks(db);
+  if (d.sharedWriters) await createLeases(db);
 }

@@ -17,7 +17,10 @@ describe('config resolution: flags over environment over file over defaults', ()
   it('applies defaults', () => {
     const s = resolveConfig(base, {});
     expect(s).toMatchObject({ concurrency: 8, lookbackHours: 72, detailFetch: 'auto', pageSize: 100, logLevel: 'warn', reconcileToleranceMinutes: 0.01 });
-    expect(s.schedule).toEqual({ cron: '0 2 * * *', timezone: 'UTC', reconcile: true, exportDayOfMonth: 1, exportDir: 'exports', exportFormat: 'csv' });
+    expect(s.schedule).toEqual({
+      cron: '0 2 * * *', timezone: 'UTC', reconcile: true, exportDayOfMonth: 1, exportDir: 'exports', exportFormat: 'csv',
+      workerConcurrency: 4, retryLimit: 3, retryDelaySeconds: 300, retryBackoff: true, jobExpirySeconds: 14_400, pollIntervalSeconds: 2, expiryCheckSeconds: 60,
+    });
     expect(s.apps[0]).toMatchObject({ callsBaseUrl: 'https://app1.call-us.cometchat.io/v3', chatBaseUrl: 'https://app1.api-us.cometchat.io/v3', requestsPerMinute: 500 });
   });
 
