@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Validates docker-compose.yml (default and demo profile) with whichever compose client exists.
+# Validates docker-compose.yml (default, demo and workers profiles) with whichever compose client exists.
 # No Docker engine is needed for `config`. Where no client is installed and apt can add the
 # Debian one, it is installed; otherwise the check says it was skipped.
 set -euo pipefail
@@ -20,4 +20,5 @@ if [ ${#compose[@]} -eq 0 ]; then
 fi
 "${compose[@]}" -f docker-compose.yml config -q
 "${compose[@]}" -f docker-compose.yml --profile demo config -q
-echo "compose: docker-compose.yml is valid (default and demo profile) with ${compose[*]}"
+"${compose[@]}" -f docker-compose.yml --profile workers config -q
+echo "compose: docker-compose.yml is valid (default, demo and workers profiles) with ${compose[*]}"
