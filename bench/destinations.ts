@@ -10,8 +10,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import pg from 'pg';
 import { startSimulator } from '../src/simulator/index.js';
+import { pgAdmin } from './lib.js';
 
 const { values } = parseArgs({ options: { calls: { type: 'string', default: '100000' }, runs: { type: 'string', default: '1' } } });
 const calls = Number(values.calls);
@@ -23,15 +23,7 @@ const dir = mkdtempSync(join(tmpdir(), 'callsync-dest-'));
 spawnSync('npm', ['run', 'build'], { cwd: repo, stdio: 'ignore' });
 const sim = await startSimulator({ apps: [{ appId: 'dest', region: 'us', apiKey: KEY, calls, seed: 5 }], port: 0 });
 
-async function admin(q: string): Promise<void> {
-  const c = new pg.Client({ connectionString: ADMIN });
-  await c.connect();
-  try {
-    await c.query(q);
-  } finally {
-    await c.end();
-  }
-}
+const admin = (q: string): Promise<void> => pgAdmin(ADMIN, q);
 
 async function once(dest: 'sqlite' | 'postgres', i: number): Promise<{ wall: number; rssMb: number; line: string }> {
   let database = join(dir, `dest-${i}.db`);

@@ -12,8 +12,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import pg from 'pg';
-import { REPO, SimProcess } from './lib.js';
+import { pgAdmin, REPO, SimProcess } from './lib.js';
 
 const { values } = parseArgs({
   options: {
@@ -33,15 +32,7 @@ const MAIN = join(REPO, 'dist/src/cli/main.js');
 const dir = mkdtempSync(join(tmpdir(), 'callsync-workers-'));
 spawnSync('npm', ['run', 'build'], { cwd: REPO, stdio: 'ignore' });
 
-async function admin(q: string): Promise<void> {
-  const c = new pg.Client({ connectionString: ADMIN });
-  await c.connect();
-  try {
-    await c.query(q);
-  } finally {
-    await c.end();
-  }
-}
+const admin = (q: string): Promise<void> => pgAdmin(ADMIN, q);
 
 const sim = await SimProcess.start({ apps: apps.map((appId, i) => ({ appId, region: 'us', apiKey: KEY, calls, seed: 300 + i })), faults: { latencyMs: Number(values.latency) } });
 const baseUrls = await Promise.all(apps.map((a) => sim.baseUrls(a)));

@@ -3,11 +3,26 @@ import { EXIT } from '../exit-codes.js';
 import type { Settings } from '../../config/load.js';
 import type { PostgresAuth } from '../../store/destinations/postgres-connection.js';
 import type { TickOutcome } from '../../schedule/engine-jobs.js';
+import type { TickFollowUp } from '../../schedule/scheduled-tick.js';
 import { runTickNow, startEngineWorker } from '../../schedule/engine-worker.js';
 import type { AppRetryEvent } from '../../sync/sync-app.js';
 import type { Runtime } from '../runtime.js';
 
-/** The lines a finished tick prints: failures and stale apps even with --quiet. */
+/** What a tick's follow-up prints: the reconciliation summary, and the export with its stale apps. */
+export function printFollowUp(f: TickFollowUp, quiet: boolean): void {
+  if (f.reconciliation && !quiet) {
+    const parts = f.reconciliation.summary.map((s) => `${s.app_id} ${s.relation} ${s.calls}`);
+    console.log(sanitizeForTerminal(`reconciliation: ${parts.join(', ') || 'no calls'}; ${f.reconciliation.mismatchCount} mismatch(es)`, { singleLine: true }));
+  }
+  if (f.exportPath) {
+    const stale = f.staleApps ?? [];
+    // Stale apps are said even with --quiet: a finance file with incomplete figures is a failure to see.
+    if (stale.length) console.error(sanitizeForTerminal(`billing export written: ${f.exportPath}; STALE (rows marked stale=1): ${stale.map((a) => `${a.app_id} (${a.region}): ${a.reason}`).join('; ')}`, { singleLine: true }));
+    else if (!quiet) console.log(`billing export written: ${f.exportPath}`);
+  }
+}
+
+/** The lines a finished tick prints (engine workers): failures and stale apps even with --quiet. */
 export function printTickOutcome(o: TickOutcome, quiet: boolean): number {
   for (const a of o.apps) {
     const ok = a.state === 'completed';
@@ -16,15 +31,7 @@ export function printTickOutcome(o: TickOutcome, quiet: boolean): number {
       : `${a.appId} (${a.region}): ${a.state} after ${a.attempts} attempt(s)${a.error ? `: ${a.error}` : ''}`;
     if (!quiet || !ok) (ok ? console.log : console.error)(sanitizeForTerminal(line, { singleLine: true }));
   }
-  if (o.reconciliation && !quiet) {
-    const parts = o.reconciliation.summary.map((s) => `${s.app_id} ${s.relation} ${s.calls}`);
-    console.log(sanitizeForTerminal(`reconciliation: ${parts.join(', ') || 'no calls'}; ${o.reconciliation.mismatchCount} mismatch(es)`, { singleLine: true }));
-  }
-  if (o.exportPath) {
-    const stale = o.staleApps ?? [];
-    if (stale.length) console.error(sanitizeForTerminal(`billing export written: ${o.exportPath}; STALE (rows marked stale=1): ${stale.map((a) => `${a.app_id} (${a.region}): ${a.reason}`).join('; ')}`, { singleLine: true }));
-    else if (!quiet) console.log(`billing export written: ${o.exportPath}`);
-  }
+  printFollowUp(o, quiet);
   return o.apps.every((a) => a.state === 'completed') ? EXIT.OK : EXIT.SYNC_FAILED;
 }
 

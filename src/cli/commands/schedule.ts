@@ -11,7 +11,7 @@ import { fileSettings } from '../setup.js';
 import { configOption, databaseOption, logLevelOption } from '../shared-options.js';
 import { abortOnSignals } from '../shutdown.js';
 import { destinationOf } from '../../store/destinations/index.js';
-import { runEngineWorker } from './schedule-workers.js';
+import { printFollowUp, runEngineWorker } from './schedule-workers.js';
 
 function printTick(result: TickResult, quiet: boolean): number {
   if (result.skipped) {
@@ -20,16 +20,7 @@ function printTick(result: TickResult, quiet: boolean): number {
   }
   for (const r of result.summary.results) if (!quiet || r.status !== 'ok') (r.status === 'ok' ? console.log : console.error)(formatAppSummary(r));
   if (!quiet) for (const s of result.summary.skippedApps ?? []) console.log(sanitizeForTerminal(`${s.appId} (${s.region}): skipped: ${s.reason}`, { singleLine: true }));
-  if (result.reconciliation && !quiet) {
-    const parts = result.reconciliation.summary.map((s) => `${s.app_id} ${s.relation} ${s.calls}`);
-    console.log(sanitizeForTerminal(`reconciliation: ${parts.join(', ') || 'no calls'}; ${result.reconciliation.mismatchCount} mismatch(es)`, { singleLine: true }));
-  }
-  if (result.exportPath) {
-    const stale = result.staleApps ?? [];
-    // Stale apps are said even with --quiet: a finance file with incomplete figures is a failure to see.
-    if (stale.length) console.error(sanitizeForTerminal(`billing export written: ${result.exportPath}; STALE (rows marked stale=1): ${stale.map((a) => `${a.app_id} (${a.region}): ${a.reason}`).join('; ')}`, { singleLine: true }));
-    else if (!quiet) console.log(`billing export written: ${result.exportPath}`);
-  }
+  printFollowUp(result, quiet);
   if (result.summary.ok) return EXIT.OK;
   return result.summary.results.some((r) => r.status === 'interrupted') ? EXIT.INTERRUPTED : EXIT.SYNC_FAILED;
 }
