@@ -9,7 +9,7 @@ import { migrateToLatest } from '../store/migrate.js';
 import { saveTolerance } from '../store/settings-repo.js';
 import { APP_BUSY, syncAppLocked } from '../sync/run-sync.js';
 import type { AppRetryEvent, SyncDeps } from '../sync/sync-app.js';
-import { appJobOptions, ENGINE_SCHEMA, finishPollSeconds, QUEUES, stableJobId, UNFINISHED_STATES, type AppJobData, type FinishJobData } from './job-engine.js';
+import { appJobOptions, controlJobExpirySeconds, ENGINE_SCHEMA, finishPollSeconds, QUEUES, stableJobId, UNFINISHED_STATES, type AppJobData, type FinishJobData } from './job-engine.js';
 import { tickFollowUp, type TickFollowUp } from './scheduled-tick.js';
 
 /**
@@ -60,7 +60,7 @@ export async function onTickJob(d: EngineDeps, tick: string): Promise<FinishJobD
     const data: FinishJobData = { tick, tickAt: unixSeconds(d.clock), jobs };
     // Waiting is a failure the engine retries after the poll delay: a worker that dies while
     // waiting hands the wait to another after the job's short expiry.
-    await d.boss.send(QUEUES.finish, data, { id: stableJobId(tick, 'finish'), retryLimit: 100_000, retryDelay: finishPollSeconds(s), retryBackoff: false, expireInSeconds: 1_800 });
+    await d.boss.send(QUEUES.finish, data, { id: stableJobId(tick, 'finish'), retryLimit: 100_000, retryDelay: finishPollSeconds(s), retryBackoff: false, expireInSeconds: controlJobExpirySeconds(s) });
     log.info({ apps: jobs.length }, 'tick queued');
     return data;
   });

@@ -5,7 +5,7 @@ import type { Settings } from '../config/load.js';
 import type { PostgresAuth } from '../store/destinations/postgres-connection.js';
 import type { AppRetryEvent, SyncDeps } from '../sync/sync-app.js';
 import { onAppJob, onFinishJob, onTickJob, type EngineDeps, type TickOutcome } from './engine-jobs.js';
-import { QUEUES, stableJobId, startEngine, type AppJobData, type FinishJobData, type TickJobData } from './job-engine.js';
+import { QUEUES, stableJobId, startEngine, tickJobOptions, type AppJobData, type FinishJobData, type TickJobData } from './job-engine.js';
 
 /**
  * A `callsync schedule` worker on PostgreSQL: it takes tick, app and finish jobs from the engine
@@ -57,7 +57,7 @@ export async function startEngineWorker(deps: SyncDeps, settings: Settings, opts
  * until its finish job has run; the tick's outcome is the finish job's output.
  */
 export async function runTickNow(worker: EngineWorker, settings: Settings, signal: AbortSignal): Promise<TickOutcome | undefined> {
-  const tick = await worker.boss.send(QUEUES.tick, { source: 'run-now' } satisfies TickJobData);
+  const tick = await worker.boss.send(QUEUES.tick, { source: 'run-now' } satisfies TickJobData, tickJobOptions(settings.schedule));
   if (!tick) return undefined;
   const finishId = stableJobId(tick, 'finish');
   const pollMs = settings.schedule.pollIntervalSeconds * 1000;

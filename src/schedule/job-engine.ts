@@ -56,6 +56,15 @@ export function stableJobId(...parts: string[]): string {
   return `${h.slice(0, 8)}-${h.slice(8, 12)}-5${h.slice(13, 16)}-a${h.slice(17, 20)}-${h.slice(20, 32)}`;
 }
 
+/**
+ * Expiry of the tick and finish jobs: their handlers take seconds (queueing, then reconcile and
+ * export), so a worker that dies inside one must not hold up the tick for long; never longer than an
+ * app's own expiry.
+ */
+export function controlJobExpirySeconds(schedule: Settings['schedule']): number {
+  return Math.min(schedule.jobExpirySeconds, 600);
+}
+
 /** How often the finish job looks again at a tick's apps, in seconds. */
 export function finishPollSeconds(schedule: Settings['schedule']): number {
   return Math.max(1, Math.ceil(schedule.pollIntervalSeconds * 5));
@@ -99,14 +108,19 @@ export async function startEngine(db: Kysely<Database>, settings: Settings, auth
 }
 
 const QUEUE_OPTIONS: readonly [string, Omit<PgBoss.Queue, 'name'>][] = [
-  [QUEUES.tick, { retryLimit: 2, retryDelay: 30, expireInSeconds: 600 }],
+  [QUEUES.tick, { retryLimit: 2, retryDelay: 30 }],
   [QUEUES.app, {}],
   [QUEUES.finish, {}],
 ];
 
+/** How a tick job is sent (by the cron or by --run-now): retried twice, expired like the finish job. */
+export function tickJobOptions(schedule: Settings['schedule']): PgBoss.SendOptions {
+  return { retryLimit: 2, retryDelay: 30, expireInSeconds: controlJobExpirySeconds(schedule) };
+}
+
 async function scheduleTicks(boss: PgBoss, s: Settings['schedule']): Promise<void> {
   try {
-    await boss.schedule(QUEUES.tick, s.cron, { source: 'cron' } satisfies TickJobData, { tz: s.timezone });
+    await boss.schedule(QUEUES.tick, s.cron, { source: 'cron' } satisfies TickJobData, { ...tickJobOptions(s), tz: s.timezone });
   } catch (err) {
     throw new ConfigError(`schedule.cron ${JSON.stringify(s.cron)}: the job engine refuses it (${(err as Error).message}); use five fields, minute to weekday`);
   }
