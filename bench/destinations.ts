@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { startSimulator } from '../src/simulator/index.js';
-import { pgAdmin } from './lib.js';
+import { pgExec } from '../test/helpers/databases.js';
 
 const { values } = parseArgs({ options: { calls: { type: 'string', default: '100000' }, runs: { type: 'string', default: '1' } } });
 const calls = Number(values.calls);
@@ -23,7 +23,7 @@ const dir = mkdtempSync(join(tmpdir(), 'callsync-dest-'));
 spawnSync('npm', ['run', 'build'], { cwd: repo, stdio: 'ignore' });
 const sim = await startSimulator({ apps: [{ appId: 'dest', region: 'us', apiKey: KEY, calls, seed: 5 }], port: 0 });
 
-const admin = (q: string): Promise<void> => pgAdmin(ADMIN, q);
+const admin = (q: string): Promise<void> => pgExec(ADMIN, q);
 
 async function once(dest: 'sqlite' | 'postgres', i: number): Promise<{ wall: number; rssMb: number; line: string }> {
   let database = join(dir, `dest-${i}.db`);

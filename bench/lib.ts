@@ -153,15 +153,3 @@ export function bareJsonClient(callsBaseUrl: string, apiKey: string, agent: Agen
     },
   };
 }
-
-/** Runs one statement as the PostgreSQL admin of the benchmark (create/drop a database). */
-export async function pgAdmin(adminUrl: string, q: string): Promise<void> {
-  const { default: pg } = await import('pg');
-  const c = new pg.Client({ connectionString: adminUrl });
-  await c.connect();
-  try {
-    await c.query(q);
-  } finally {
-    await c.end();
-  }
-}

@@ -12,7 +12,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { pgAdmin, REPO, SimProcess } from './lib.js';
+import { pgExec } from '../test/helpers/databases.js';
+import { REPO, SimProcess } from './lib.js';
 
 const { values } = parseArgs({
   options: {
@@ -32,7 +33,7 @@ const MAIN = join(REPO, 'dist/src/cli/main.js');
 const dir = mkdtempSync(join(tmpdir(), 'callsync-workers-'));
 spawnSync('npm', ['run', 'build'], { cwd: REPO, stdio: 'ignore' });
 
-const admin = (q: string): Promise<void> => pgAdmin(ADMIN, q);
+const admin = (q: string): Promise<void> => pgExec(ADMIN, q);
 
 const sim = await SimProcess.start({ apps: apps.map((appId, i) => ({ appId, region: 'us', apiKey: KEY, calls, seed: 300 + i })), faults: { latencyMs: Number(values.latency) } });
 const baseUrls = await Promise.all(apps.map((a) => sim.baseUrls(a)));
