@@ -5,9 +5,7 @@ import type { Settings } from '../config/load.js';
 import { unixSeconds } from '../config/clock.js';
 import { withAdvisoryLockWait } from '../store/app-lock.js';
 import { latestAppJobs } from '../store/job-queue-repo.js';
-import { migrateToLatest } from '../store/migrate.js';
-import { saveTolerance } from '../store/settings-repo.js';
-import { APP_BUSY, syncAppLocked } from '../sync/run-sync.js';
+import { APP_BUSY, prepareDatabase, syncAppLocked } from '../sync/run-sync.js';
 import type { AppRetryEvent, SyncDeps } from '../sync/sync-app.js';
 import { appJobOptions, controlJobExpirySeconds, ENGINE_SCHEMA, finishPollSeconds, QUEUES, stableJobId, UNFINISHED_STATES, type AppJobData, type FinishJobData } from './job-engine.js';
 import { tickFollowUp, type TickFollowUp } from './scheduled-tick.js';
@@ -40,8 +38,7 @@ class TickNotDone extends Error {}
  * tick is still queued, running or retrying is not queued again: the finish job waits for that one.
  */
 export async function onTickJob(d: EngineDeps, tick: string): Promise<FinishJobData> {
-  await migrateToLatest(d.db);
-  await saveTolerance(d.db, d.settings.reconcileToleranceMinutes);
+  await prepareDatabase(d.db, d.settings);
   const s = d.settings.schedule;
   const log = d.log.child({ tick });
   return withAdvisoryLockWait(d.db, 'callsync:enqueue', async () => {

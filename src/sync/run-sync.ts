@@ -25,6 +25,15 @@ export interface RunSummary {
 const APP_CONCURRENCY = 4;
 
 /**
+ * What every sync needs of the database before its first write: the latest schema, and the
+ * reconciliation tolerance of this config (call_figures and the views judge calls by it).
+ */
+export async function prepareDatabase(db: SyncDeps['db'], settings: Settings): Promise<void> {
+  await migrateToLatest(db);
+  await saveTolerance(db, settings.reconcileToleranceMinutes);
+}
+
+/**
  * Syncs every configured app (or those named in `appIds`). Migrates the database first. One app's
  * failure never stops the others; the summary says which failed and why.
  */
@@ -33,8 +42,7 @@ export async function runSync(
   settings: Settings,
   opts: Omit<SyncOptions, 'runId'> & { runId?: string; appIds?: readonly string[] } = {},
 ): Promise<RunSummary> {
-  await migrateToLatest(deps.db);
-  await saveTolerance(deps.db, settings.reconcileToleranceMinutes);
+  await prepareDatabase(deps.db, settings);
   const runId = opts.runId ?? randomUUID();
   const apps = opts.appIds?.length ? settings.apps.filter((a) => opts.appIds!.includes(a.appId)) : settings.apps;
   const limit = pLimit(APP_CONCURRENCY);
@@ -87,8 +95,7 @@ export async function syncAppLocked(deps: SyncDeps, settings: Settings, app: Set
 
 /** Several processes, one database: each app under its own lock (see runSyncCoordinated). */
 export async function runSyncShared(deps: SyncDeps, settings: Settings, opts: CoordinatedOptions = {}): Promise<RunSummary> {
-  await migrateToLatest(deps.db);
-  await saveTolerance(deps.db, settings.reconcileToleranceMinutes);
+  await prepareDatabase(deps.db, settings);
   const runId = opts.runId ?? randomUUID();
   const log = deps.log.child({ runId });
   if (opts.signal) setMaxListeners(0, opts.signal);
