@@ -78,18 +78,25 @@ export async function listRecentRuns(db: Db, limit: number, appId?: string): Pro
 
 type RunRow = Pick<Selectable<SyncRunsTable>, 'app_id' | 'region' | 'status' | 'error' | 'pid' | 'host'>;
 
+/** Who ran a run, for messages; and why it stopped when its process, on this host, is gone. */
+function runner(run: RunRow, host: string): { who: string; gone?: string } {
+  const who = run.pid !== null && run.host !== null ? `pid ${run.pid} on ${run.host}` : 'its process';
+  if (run.host === host && run.pid !== null && !pidAlive(run.pid)) return { who, gone: `the process running it (${who}) is gone (killed or crashed); the next sync resumes` };
+  return { who };
+}
+
 /**
- * Why a run recorded as 'running' has no process behind it, or undefined while it may still run.
- * A run of this host is judged by its pid; any run also by its lease (the database's 'sync' lease
- * on SQLite, its app's lease on PostgreSQL), which its process renews while it works: a lease of
- * that process past its expiry, or, for a run of another host, no live lease at all, means it stopped.
- * A run of this host without any lease (`callsync demo` takes none) is judged by its pid alone.
+ * Why a run recorded as 'running' has no process behind it, or undefined while it may still run
+ * (SQLite). A run of this host is judged by its pid; any run also by the database's 'sync' lease,
+ * which its process renews while it works: a lease of that process past its expiry, or, for a run of
+ * another host, no live lease at all, means it stopped. A run of this host without any lease
+ * (`callsync demo` takes none) is judged by its pid alone.
  */
 export function abandonedReason(run: RunRow, leases: readonly LeasesTable[], nowMs: number, host = hostname()): string | undefined {
   if (run.status !== 'running') return undefined;
-  const who = run.pid !== null && run.host !== null ? `pid ${run.pid} on ${run.host}` : 'its process';
-  if (run.host === host && run.pid !== null && !pidAlive(run.pid)) return `the process running it (${who}) is gone (killed or crashed); the next sync resumes`;
-  const covering = leases.filter((l) => l.name === 'sync' || l.name === `app:${run.app_id}/${run.region}`);
+  const { who, gone } = runner(run, host);
+  if (gone) return gone;
+  const covering = leases.filter((l) => l.name === 'sync');
   const own = run.pid === null ? covering : covering.filter((l) => l.pid === run.pid && l.host === run.host);
   if (own.some((l) => l.expires_at > nowMs)) return undefined;
   if (own.length > 0) return `its lease expired at ${new Date(Math.max(...own.map((l) => l.expires_at))).toISOString()}: the process running it (${who}) stopped renewing it; the next sync resumes`;
@@ -100,8 +107,8 @@ export function abandonedReason(run: RunRow, leases: readonly LeasesTable[], now
 /** Like abandonedReason, on PostgreSQL: a running run is alive while its app's lock is held (and its process, on this host, exists). */
 export function lockedRunReason(run: RunRow, lockHeld: boolean, host = hostname()): string | undefined {
   if (run.status !== 'running') return undefined;
-  const who = run.pid !== null && run.host !== null ? `pid ${run.pid} on ${run.host}` : 'its process';
-  if (run.host === host && run.pid !== null && !pidAlive(run.pid)) return `the process running it (${who}) is gone (killed or crashed); the next sync resumes`;
+  const { who, gone } = runner(run, host);
+  if (gone) return gone;
   if (lockHeld) return undefined;
   return `no session holds its app's lock: the process running it (${who}) stopped; the next sync resumes`;
 }
@@ -109,17 +116,17 @@ export function lockedRunReason(run: RunRow, lockHeld: boolean, host = hostname(
 /** Runs as readers should show them: a 'running' run whose process is gone is 'abandoned', with the reason. */
 export async function withLiveness<R extends RunRow>(db: Db, runs: R[], nowMs = Date.now()): Promise<R[]> {
   if (!runs.some((r) => r.status === 'running')) return runs;
+  let why: (r: R) => string | undefined;
   if (destinationOf(db).capabilities.concurrentWriters) {
     // PostgreSQL: a run is alive while some session holds its app's advisory lock (store/app-lock.ts).
     const held = await heldAdvisoryLocks(db, runs.filter((r) => r.status === 'running').map((r) => appLockKey(r.app_id, r.region)));
-    return runs.map((r) => {
-      const reason = lockedRunReason(r, held.has(appLockKey(r.app_id, r.region)));
-      return reason === undefined ? r : { ...r, status: 'abandoned', error: r.error ?? reason };
-    });
+    why = (r) => lockedRunReason(r, held.has(appLockKey(r.app_id, r.region)));
+  } else {
+    const leases = await db.selectFrom('leases').selectAll().execute();
+    why = (r) => abandonedReason(r, leases, nowMs);
   }
-  const leases = await db.selectFrom('leases').selectAll().execute();
   return runs.map((r) => {
-    const reason = abandonedReason(r, leases, nowMs);
+    const reason = why(r);
     return reason === undefined ? r : { ...r, status: 'abandoned', error: r.error ?? reason };
   });
 }
