@@ -51,7 +51,10 @@ export async function withAdvisoryLockWait<T>(db: Kysely<Database>, key: string,
   });
 }
 
-/** Which of `keys` some session holds now (read from pg_locks: nothing is taken). */
+/**
+ * Which of `keys` some session holds now in this database (read from pg_locks: nothing is taken).
+ * pg_locks lists the whole server's locks: another database's app of the same name is not ours.
+ */
 export async function heldAdvisoryLocks(db: Kysely<Database>, keys: readonly string[]): Promise<Set<string>> {
   if (keys.length === 0) return new Set();
   const rows = await sql<{ key: string }>`
@@ -59,6 +62,7 @@ export async function heldAdvisoryLocks(db: Kysely<Database>, keys: readonly str
     where exists (
       select 1 from pg_locks l
       where l.locktype = 'advisory' and l.granted and l.objsubid = 2
+        and l.database = (select oid from pg_database where datname = current_database())
         and l.classid = ${NAMESPACE}::oid and l.objid = hashtext(k.key)::oid
     )`.execute(db);
   return new Set(rows.rows.map((r) => r.key));

@@ -32,6 +32,21 @@ describe.runIf(postgres)('an app lock on PostgreSQL', () => {
     }
   });
 
+  it("is one database's: the same app's lock held on another database of the server is not seen here", async ({ database, newDatabase }) => {
+    const here = await openStore(database);
+    const there = await openStore(await newDatabase('other'));
+    try {
+      const key = appLockKey('app1', 'us');
+      await withAdvisoryLock(there.db, key, async () => {
+        expect((await heldAdvisoryLocks(here.db, [key])).size).toBe(0);
+        expect(await withAdvisoryLock(here.db, key, async () => 'taken here')).toEqual({ locked: true, value: 'taken here' });
+      });
+    } finally {
+      await here.close();
+      await there.close();
+    }
+  });
+
   it('is released when the work inside throws', async ({ database }) => {
     const a = await openStore(database);
     try {
