@@ -3,6 +3,7 @@ import { ENGINE_SCHEMA, QUEUES } from '../schedule/job-engine.js';
 import { errorOf } from '../schedule/engine-jobs.js';
 import { destinationOf } from '../store/destinations/index.js';
 import { latestAppJobs, type AppJobRow } from '../store/job-queue-repo.js';
+import { lastRuns } from '../store/runs-repo.js';
 import type { Store } from '../store/connection.js';
 
 /** An app's place in the job engine's queue, as `status` and `runs` show it. */
@@ -38,10 +39,16 @@ export function describeJob(j: AppJobRow, runner?: string): string {
 
 /**
  * Each app's newest job in the engine, on a PostgreSQL database where workers ran; empty on SQLite
- * (no engine: `schedule` there is one process) and before any worker started.
+ * (no engine: `schedule` there is one process) and before any worker started. A running job names
+ * the process of its app's running sync run.
  */
-export async function queueEntries(store: Store, runners: ReadonlyMap<string, string> = new Map()): Promise<QueueEntry[]> {
+export async function queueEntries(store: Store): Promise<QueueEntry[]> {
   if (!destinationOf(store.db).capabilities.concurrentWriters) return [];
   const jobs = await latestAppJobs(store.db, { schema: ENGINE_SCHEMA, queue: QUEUES.app });
-  return jobs.map((j) => ({ app_id: j.app_id, region: j.region, state: j.state, text: describeJob(j, runners.get(`${j.app_id}/${j.region}`)) }));
+  const running = jobs.some((j) => j.state === 'active') ? (await lastRuns(store.db)).filter((r) => r.status === 'running' && r.pid !== null) : [];
+  const runner = (j: AppJobRow): string | undefined => {
+    const r = running.find((x) => x.app_id === j.app_id && x.region === j.region);
+    return r ? `pid ${r.pid} on ${r.host ?? '?'}` : undefined;
+  };
+  return jobs.map((j) => ({ app_id: j.app_id, region: j.region, state: j.state, text: describeJob(j, runner(j)) }));
 }

@@ -37,8 +37,7 @@ export function registerRuns(program: Command): void {
         process.stdout.write(sanitizeForTerminal(format === 'json' ? `${JSON.stringify(runs, null, 2)}\n` : renderGrid(COLUMNS, rows, 'table', { maxWidth: outputWidth() })));
         if (format === 'table') {
           // Workers on PostgreSQL: what the job engine holds for each app (queued, running, retrying, failed).
-          const running = new Map(runs.filter((r) => r.status === 'running' && r.pid !== null).map((r) => [`${r.app_id}/${r.region}`, `pid ${r.pid} on ${r.host ?? '?'}`]));
-          const queue = (await queueEntries(store, running)).filter((q) => !flags.app || q.app_id === flags.app);
+          const queue = (await queueEntries(store)).filter((q) => !flags.app || q.app_id === flags.app);
           if (queue.length) process.stdout.write(sanitizeForTerminal(`\njob queue (newest job per app):\n${queue.map((q) => `  ${q.app_id} (${q.region}): ${q.text}`).join('\n')}\n`));
         }
       } finally {

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { isoUtc } from '../../export/period.js';
-import { appStatuses, lastRuns, type AppStatus } from '../../store/runs-repo.js';
+import { appStatuses, type AppStatus } from '../../store/runs-repo.js';
 import { queueEntries, type QueueEntry } from '../job-queue-view.js';
 import { databaseExists } from '../../store/destinations/index.js';
 import { EXIT } from '../exit-codes.js';
@@ -35,8 +35,7 @@ export function registerStatus(program: Command): void {
       let queue: QueueEntry[];
       try {
         statuses = await appStatuses(store.db);
-        const running = (await lastRuns(store.db)).filter((r) => r.status === 'running' && r.pid !== null);
-        queue = await queueEntries(store, new Map(running.map((r) => [`${r.app_id}/${r.region}`, `pid ${r.pid} on ${r.host ?? '?'}`])));
+        queue = await queueEntries(store);
       } finally {
         await store.close();
       }
@@ -52,7 +51,10 @@ export function registerStatus(program: Command): void {
       const failing = statuses.filter((s) => (s.last_run_status !== null && UNHEALTHY.has(s.last_run_status)) || future.includes(s));
       const queued = (s: AppStatus): QueueEntry | undefined => queue.find((q) => q.app_id === s.app_id && q.region === s.region);
       if (format === 'json') {
-        const apps = statuses.map((s) => ({ ...s, watermark_in_future: future.includes(s), ...(queue.length ? { queue: queued(s) ? { state: queued(s)!.state, text: queued(s)!.text } : null } : {}) }));
+        const apps = statuses.map((s) => {
+          const q = queued(s);
+          return { ...s, watermark_in_future: future.includes(s), ...(queue.length ? { queue: q ? { state: q.state, text: q.text } : null } : {}) };
+        });
         process.stdout.write(sanitizeForTerminal(`${JSON.stringify({ healthy: failing.length === 0, apps }, null, 2)}\n`));
       } else {
         // On PostgreSQL with workers, each app's place in the job engine's queue comes first.
