@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { MAX_WRITE_DELAY_MS, MIN_CALLS_PER_TRANSACTION, PageWriter, type PageWrite } from '../../src/sync/page-writer.js';
+import type { CallRows } from '../../src/store/schema.js';
 import { TestClock } from '../helpers/test-clock.js';
 
 /** A page of `n` writes (calls found gone: the lightest write that still counts). */
@@ -50,5 +51,21 @@ describe('the page writer groups pages into transactions by size and delay', () 
     // The delay timer was cancelled: nothing is left to fire.
     expect(clock.pending).toBe(0);
     w.throwIfFailed();
+  });
+
+  it('counts a page of fetched calls by its calls, not by the retry-list ids that come with them', async () => {
+    const clock = new TestClock();
+    const { w, commits } = writer(clock);
+    // A page of Get Call answers: each call is a row and clears its id from the retry list. The
+    // writer never looks into the rows: empty objects stand for them.
+    const n = MIN_CALLS_PER_TRANSACTION / 2;
+    const fetched: PageWrite = { rows: Array.from({ length: n }, () => ({}) as CallRows), rejects: [], notFoundIds: [], retries: [], cleared: Array.from({ length: n }, (_, i) => `c-${i}`) };
+    w.add(fetched);
+    expect(w.queued).toBe(n);
+    await clock.advance(0);
+    expect(commits).toEqual([]);
+    w.add(page('more', n));
+    await clock.advance(0);
+    expect(commits).toHaveLength(1);
   });
 });
