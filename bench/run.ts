@@ -21,7 +21,7 @@ import type { RequestsPerMinute } from '../src/config/schema.js';
 import type { BoundArgs, BoundResult } from './bound-client.js';
 import { BENCH_KEY as KEY, syncCli, type SyncRun } from './cli-sync.js';
 import { figuresTable } from './figures-table.js';
-import { MB, median, REPO, runScript, runTimed, SimProcess } from './lib.js';
+import { MB, REPO, runScript, runTimed, SimProcess } from './lib.js';
 import type { NaiveArgs, NaiveResult } from './naive-sync.js';
 import { checkPhaseSources, queriesPhase, storagePhase, type QueryFigures, type StorageFigures } from './optional-phases.js';
 
