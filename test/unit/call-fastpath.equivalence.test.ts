@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { fastParseCall } from '../../src/source/call-fastpath.js';
-import { ApiCallSchema } from '../../src/source/schemas.js';
+import { ApiCallSchema, GetCallEnvelopeSchema, isGetCallEnvelope } from '../../src/source/schemas.js';
 import { parseCall } from '../../src/transform/call-rows.js';
 
 /**
@@ -151,5 +151,13 @@ describe('fastParseCall answers as ApiCallSchema does, or not at all', () => {
   it('leaves every rejection to zod, reasons unchanged', () => {
     const p = parseCall({ ...published, totalAudioMinutes: Infinity }, 'k');
     expect(p).toEqual({ ok: false, key: published.sessionId, reason: 'totalAudioMinutes: not a finite number (nor a string holding one)' });
+  });
+});
+
+describe('isGetCallEnvelope', () => {
+  it('answers as GetCallEnvelopeSchema does', () => {
+    for (const body of [null, 3, 'x', [], [{}], {}, { data: null }, { data: 1 }, { data: 'x' }, { data: [] }, { data: [null] }, { data: [{}] }, { data: {} }, { data: { sessionId: 's' } }, { data: [1, 2] }, { error: {} }, JSON.parse('{"__proto__":{"data":{}}}')]) {
+      expect(isGetCallEnvelope(body)).toBe(GetCallEnvelopeSchema.safeParse(body).success);
+    }
   });
 });
