@@ -1,3 +1,4 @@
+import { isUtf8 } from 'node:buffer';
 import type { Dispatcher } from 'undici';
 import { redact, redactStrings, type Secret } from '../config/secret.js';
 import { ApiError, classify, isRetryable, readErrorBody, type ApiErrorKind } from './errors.js';
@@ -54,9 +55,19 @@ const MAX_RETRY_AFTER_MS = 5 * 60_000;
 const MAX_BACKOFF_MS = 30_000;
 const DEFAULT_MAX_RESPONSE_BYTES = 32 * 1024 * 1024;
 
-/** Strict: a body with invalid UTF-8 is damaged in transit (or hostile), never silently U+FFFD. */
-const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
 const lenientUtf8 = new TextDecoder('utf-8');
+
+/**
+ * A body's text as TextDecoder gives it (a leading BOM dropped). Strict: a body with invalid UTF-8
+ * is damaged in transit (or hostile), never silently U+FFFD, and gives undefined. isUtf8 and
+ * toString are simdutf/V8 fast paths; a fatal TextDecoder took ~4× as long on every body.
+ */
+export function decodeUtf8(bytes: Buffer, strict: boolean): string | undefined {
+  if (!strict) return lenientUtf8.decode(bytes);
+  if (!isUtf8(bytes)) return undefined;
+  const bom = bytes.length >= 3 && bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf;
+  return bytes.toString('utf8', bom ? 3 : 0);
+}
 
 /** Why #readBody gave up before the whole body was in. */
 class BodyTooLarge extends Error {}
@@ -235,10 +246,8 @@ export class AppHttpClient {
       run?.removeEventListener('abort', stop);
     }
     const ok2xx = res.statusCode >= 200 && res.statusCode < 300;
-    let decoded: string;
-    try {
-      decoded = (ok2xx ? strictUtf8 : lenientUtf8).decode(bytes);
-    } catch {
+    const decoded = decodeUtf8(bytes, ok2xx);
+    if (decoded === undefined) {
       // Data bytes garbled in transit: asking again may give them whole; stored as U+FFFD they never would be.
       return { kind: 'transient', status: res.statusCode, detail: `HTTP ${res.statusCode} with a body that is not valid UTF-8 (${bytes.length} bytes)` };
     }
