@@ -45,13 +45,17 @@ function textOrFinite(v: unknown): boolean {
 
 /**
  * Copies the keys of `input` the shape does not name, as zod's catchall does (after the shape's
- * keys, in input order, the values themselves, never "__proto__").
+ * keys, in input order, the values themselves, never "__proto__"). False when one of them is
+ * nested deeper than `budget` more levels (see fastParseCall).
  */
-function copyExtra(input: Rec, out: Rec, shape: ReadonlySet<string>): void {
+function copyExtra(input: Rec, out: Rec, shape: ReadonlySet<string>, budget: number): boolean {
   for (const k in input) {
     if (shape.has(k) || k === '__proto__') continue;
-    out[k] = input[k];
+    const v = input[k];
+    if (nestedDeeperThan(v, budget)) return false;
+    out[k] = v;
   }
+  return true;
 }
 
 /** A present key whose value is `undefined` (never from JSON.parse) is left to zod. */
@@ -61,7 +65,7 @@ function absentOrNo(input: Rec, k: string): boolean {
 
 const ENTITY_KEYS = new Set(['uid', 'guid', 'id']);
 /** entityRef (optional, nullable): a text, or an object whose uid/guid/id are texts. */
-function entityRef(v: unknown): Maybe<unknown> {
+function entityRef(v: unknown, budget: number): Maybe<unknown> {
   if (v === null || textOk(v)) return v;
   if (!isRecord(v)) return NO;
   const out: Rec = {};
@@ -72,14 +76,13 @@ function entityRef(v: unknown): Maybe<unknown> {
     } else if (textOk(x)) out[k] = x;
     else return NO;
   }
-  copyExtra(v, out, ENTITY_KEYS);
-  return out;
+  return copyExtra(v, out, ENTITY_KEYS, budget - 1) ? out : NO;
 }
 
 const ENTITY_WRAP_KEYS = new Set(['entity']);
 const ENTITIES_KEYS = new Set(['initiator', 'receiver']);
 /** The legacy `entities: {initiator: {entity}, receiver: {entity}}` (optional, not nullable). */
-function entities(v: unknown): Maybe<Rec> {
+function entities(v: unknown, budget: number): Maybe<Rec> {
   if (!isRecord(v)) return NO;
   const out: Rec = {};
   for (const side of ['initiator', 'receiver'] as const) {
@@ -96,25 +99,24 @@ function entities(v: unknown): Maybe<Rec> {
     } else {
       // entity is entityRef.optional(), not nullable.
       if (e === null) return NO;
-      const r = entityRef(e);
+      const r = entityRef(e, budget - 2);
       if (r === NO) return NO;
       o.entity = r;
     }
-    copyExtra(w, o, ENTITY_WRAP_KEYS);
+    if (!copyExtra(w, o, ENTITY_WRAP_KEYS, budget - 2)) return NO;
     out[side] = o;
   }
-  copyExtra(v, out, ENTITIES_KEYS);
-  return out;
+  return copyExtra(v, out, ENTITIES_KEYS, budget - 1) ? out : NO;
 }
 
 /**
  * One field's check: how a plain value becomes the parsed one (NO: ask zod). `nullable` says
- * whether null is accepted as null.
+ * whether null is accepted as null. `budget`: the levels the value may still nest (fastParseCall).
  */
 interface Field {
   key: string;
   nullable: boolean;
-  parse: (v: unknown) => unknown;
+  parse: (v: unknown, budget: number) => unknown;
   /** Not optional: absent is zod's to report. */
   required?: boolean;
 }
@@ -124,10 +126,10 @@ const asNum = (v: unknown): unknown => (numOk(v) ? v : NO);
 const asBool = (v: unknown): unknown => (typeof v === 'boolean' ? v : NO);
 const asSeconds = (v: unknown): unknown => (numOk(v) ? unixSeconds(v) : NO);
 const asTextOrFinite = (v: unknown): unknown => (textOrFinite(v) ? v : NO);
-const f = (key: string, nullable: boolean, parse: (v: unknown) => unknown): Field => ({ key, nullable, parse });
+const f = (key: string, nullable: boolean, parse: (v: unknown, budget: number) => unknown): Field => ({ key, nullable, parse });
 
 /** Builds the parsed object of a looseObject shape: shape keys in order, then the others. */
-function object(input: Rec, fields: readonly Field[], keys: ReadonlySet<string>): Maybe<Rec> {
+function object(input: Rec, fields: readonly Field[], keys: ReadonlySet<string>, budget: number): Maybe<Rec> {
   const out: Rec = {};
   for (const fd of fields) {
     const v = input[fd.key];
@@ -140,21 +142,20 @@ function object(input: Rec, fields: readonly Field[], keys: ReadonlySet<string>)
       out[fd.key] = null;
       continue;
     }
-    const p = fd.parse(v);
+    const p = fd.parse(v, budget - 1);
     if (p === NO) return NO;
     out[fd.key] = p;
   }
-  copyExtra(input, out, keys);
-  return out;
+  return copyExtra(input, out, keys, budget - 1) ? out : NO;
 }
 
-function arrayOf(v: unknown, fields: readonly Field[], keys: ReadonlySet<string>): unknown {
+function arrayOf(v: unknown, fields: readonly Field[], keys: ReadonlySet<string>, budget: number): unknown {
   if (!Array.isArray(v)) return NO;
   const out: unknown[] = new Array<unknown>(v.length);
   for (let i = 0; i < v.length; i++) {
     const e: unknown = v[i];
     if (!isRecord(e)) return NO;
-    const o = object(e, fields, keys);
+    const o = object(e, fields, keys, budget - 1);
     if (o === NO) return NO;
     out[i] = o;
   }
@@ -203,6 +204,8 @@ const TRANSCRIPTION: readonly Field[] = [
 ];
 const TRANSCRIPTION_KEYS = keysOf(TRANSCRIPTION);
 
+const passThrough = (v: unknown, budget: number): unknown => (nestedDeeperThan(v, budget) ? NO : v);
+
 const asTimestamp = (v: unknown): unknown => {
   if (!numOk(v)) return NO;
   const s = unixSeconds(v);
@@ -229,22 +232,28 @@ const CALL: readonly Field[] = [
   f('initiatedAt', true, asTimestamp),
   f('startedAt', true, asTimestamp),
   f('endedAt', true, asTimestamp),
-  f('participants', true, (v) => arrayOf(v, PARTICIPANT, PARTICIPANT_KEYS)),
-  f('recordings', true, (v) => arrayOf(v, RECORDING, RECORDING_KEYS)),
+  f('participants', true, (v, b) => arrayOf(v, PARTICIPANT, PARTICIPANT_KEYS, b)),
+  f('recordings', true, (v, b) => arrayOf(v, RECORDING, RECORDING_KEYS, b)),
   f('recordingUrl', true, asText),
   f('hasTranscription', true, asBool),
-  f('transcriptions', true, (v) => arrayOf(v, TRANSCRIPTION, TRANSCRIPTION_KEYS)),
+  f('transcriptions', true, (v, b) => arrayOf(v, TRANSCRIPTION, TRANSCRIPTION_KEYS, b)),
   // z.unknown(): passed through as they are (null included).
-  f('metaData', true, (v) => v),
-  f('tags', true, (v) => v),
+  f('metaData', true, passThrough),
+  f('tags', true, passThrough),
 ];
 const CALL_KEYS = keysOf(CALL);
 
-/** ApiCallSchema.safeParse(raw).data when the record is in a plain form; undefined: ask zod. */
+/**
+ * ApiCallSchema.safeParse(raw).data when the record is in a plain form; undefined: ask zod.
+ *
+ * The schema refuses a parsed object nested deeper than MAX_RECORD_DEPTH (nestedDeeperThan on it).
+ * Rather than walk the result again, each value is given the levels left where it sits (its
+ * budget: the call has MAX_RECORD_DEPTH, a value inside a container one less than the container):
+ * the shapes' own fields are a few levels deep at most, so only the values passed through as they
+ * came (unknown keys, metaData, tags) are walked, against their budget. Too deep is zod's to explain.
+ */
 export function fastParseCall(raw: unknown): ApiCall | undefined {
   if (!isRecord(raw)) return undefined;
-  const out = object(raw, CALL, CALL_KEYS);
-  // The schema's depth refine runs on the parsed object; too deep is zod's to explain.
-  if (out === NO || nestedDeeperThan(out, MAX_RECORD_DEPTH)) return undefined;
-  return out as ApiCall;
+  const out = object(raw, CALL, CALL_KEYS, MAX_RECORD_DEPTH);
+  return out === NO ? undefined : (out as ApiCall);
 }

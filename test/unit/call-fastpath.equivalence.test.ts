@@ -124,6 +124,34 @@ describe('fastParseCall answers as ApiCallSchema does, or not at all', () => {
     expect(fastParseCall({ sessionId: 's', x: deep(40) })).toBeUndefined();
   });
 
+  it('matches zod on values nested just within and just beyond the depth limit, wherever they sit', () => {
+    const sites: ((v: unknown) => Record<string, unknown>)[] = [
+      (v) => ({ ...rich, x_extra: v }),
+      (v) => ({ ...rich, metaData: v }),
+      (v) => ({ ...rich, tags: v }),
+      (v) => ({ ...rich, participants: [{ uid: 'u', mid: v }] }),
+      (v) => ({ ...rich, recordings: [{ rid: 'r', codec: v }] }),
+      (v) => ({ ...rich, transcriptions: [{ tid: 't', lang: v }] }),
+      (v) => ({ ...rich, initiator: { uid: 'u', name: v } }),
+      (v) => ({ ...rich, entities: { other: v } }),
+      (v) => ({ ...rich, entities: { initiator: { entity: 'u', more: v } } }),
+      (v) => ({ ...rich, entities: { receiver: { entity: { guid: 'g', more: v } } } }),
+      (v) => ({ ...rich, participants: [{ uid: 'u', mid: [v] }] }),
+    ];
+    for (const site of sites) {
+      const answers = new Set<boolean>();
+      for (let n = 24; n <= 34; n++) {
+        const raw = site(deep(n));
+        same(raw);
+        const taken = fastParseCall(raw) !== undefined;
+        // Plain values: the fast path leaves to zod exactly the depths zod refuses (no walk costs a call its fast path).
+        expect(taken).toBe(ApiCallSchema.safeParse(raw).success);
+        answers.add(taken);
+      }
+      expect([...answers].sort()).toEqual([false, true]);
+    }
+  });
+
   it('matches zod on random combinations of awkward values', () => {
     let seed = 12345;
     const rnd = (n: number): number => {
