@@ -1,6 +1,6 @@
 import { ApiError } from './errors.js';
 import type { AppHttpClient } from './http-client.js';
-import { GetCallEnvelopeSchema, ListEnvelopeSchema, type Pagination } from './schemas.js';
+import { isGetCallEnvelope, ListEnvelopeSchema, type Pagination } from './schemas.js';
 
 export interface ListCallsPage {
   entries: unknown[];
@@ -48,10 +48,9 @@ export class CallsApi {
       if (err instanceof ApiError && err.kind === 'not_found') return { found: false };
       throw err;
     }
-    const parsed = GetCallEnvelopeSchema.safeParse(body);
-    if (!parsed.success) return { found: true, unusable: 'Get Call answered without a call (no "data" object, or an empty one)' };
+    if (!isGetCallEnvelope(body)) return { found: true, unusable: 'Get Call answered without a call (no "data" object, or an empty one)' };
     // The record as received, not zod's copy of it: copying turns a "__proto__" key into a prototype.
-    const data: unknown = (body as { data: unknown }).data;
+    const data: unknown = body.data;
     const raw: unknown = Array.isArray(data) ? data[0] : data;
     const answered = raw && typeof raw === 'object' ? (raw as Record<string, unknown>).sessionId : undefined;
     if (typeof answered !== 'string' || answered === '') return { found: true, unusable: 'Get Call answered a record without a sessionId' };

@@ -3,6 +3,7 @@ import type { CallsApi, GetCallResult } from '../source/calls-api.js';
 import { ApiError } from '../source/errors.js';
 import type { CallRows, NewRejectedRow } from '../store/schema.js';
 import { apiCallToRows, fingerprint, parseCall } from '../transform/call-rows.js';
+import { sameJson } from '../transform/json-equal.js';
 import type { Logger } from '../log/logger.js';
 import type { PageWrite } from './page-writer.js';
 import type { Pending } from './page-planner.js';
@@ -132,8 +133,10 @@ export class DetailFetcher {
       unusable(got.unusable, 'unusable_detail');
       return;
     }
-    const json = JSON.stringify(got.raw) ?? 'undefined';
-    // A Get body equal to the list entry parses to the same call: it is not validated twice.
+    // A Get body equal to the list entry parses to the same call: it is not validated twice, and
+    // its text is the entry's (compared as parsed values first: serialising costs more).
+    const same = p.json !== undefined && p.raw !== undefined && sameJson(got.raw, p.raw);
+    const json = same && p.json !== undefined ? p.json : (JSON.stringify(got.raw) ?? 'undefined');
     const parsed = json === p.json ? ({ ok: true, call: p.call } as const) : parseCall(got.raw, id);
     if (!parsed.ok) {
       w.rejects.push(this.rejected('get_call', parsed.key, parsed.reason, got.raw));

@@ -26,6 +26,11 @@ export interface Pending {
   call: ApiCall;
   /** The list entry as JSON.stringify gave it (a third of the parsed object's size); undefined when not listed. */
   json: string | undefined;
+  /**
+   * The list entry as parsed, while its Get is pending: Get Call's answer is compared with it
+   * (sameJson) before anything serialises the answer. Only pages in flight hold it.
+   */
+  raw?: unknown;
   listFingerprint: string | null;
   /** The call is (or was stored) live: a not-found answer is believed only after a few runs. */
   live?: boolean;
@@ -120,7 +125,7 @@ export function planPage(valid: readonly ListedEntry[], ctx: PlanContext): PageP
     if (!ctx.refetch && !relisted && ctx.detailFetch === 'auto' && listEntryIsComplete(v.call)) {
       plan.listRows.push(apiCallToRows(v.call, v.raw, { appId: ctx.appId, region: ctx.region, now: ctx.now, source: 'list', listFingerprint: v.fp, rawJson: v.json }));
     } else {
-      plan.pending.push({ call: v.call, json: v.json, listFingerprint: v.fp, live });
+      plan.pending.push({ call: v.call, json: v.json, raw: v.raw, listFingerprint: v.fp, live });
     }
   }
   return plan;

@@ -1,0 +1,39 @@
+import { describe, expect, it } from 'vitest';
+import { decodeUtf8 } from '../../src/source/http-client.js';
+
+/** decodeUtf8 must give what a fatal TextDecoder gives: the same text, or a refusal where it throws. */
+
+const fatal = new TextDecoder('utf-8', { fatal: true });
+const lenient = new TextDecoder('utf-8');
+function reference(bytes: Buffer, strict: boolean): string | undefined {
+  try {
+    return (strict ? fatal : lenient).decode(bytes);
+  } catch {
+    return undefined;
+  }
+}
+
+// Pieces that make valid and invalid UTF-8: BOMs, overlongs, encoded surrogates, truncated and stray bytes.
+const PIECES = ['7b', '22', '61', 'efbbbf', 'c3a9', 'e282ac', 'f09f9880', 'c0af', 'e080af', 'eda080', 'edbfbf', 'f4908080', 'c3', 'e282', '80', 'ff', 'fe', '00'];
+
+describe('decodeUtf8', () => {
+  it('decodes as a fatal TextDecoder does, BOM dropped, and refuses where it throws', () => {
+    let seed = 3;
+    const rnd = (n: number): number => {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31;
+      return seed % n;
+    };
+    let refused = 0;
+    for (let i = 0; i < 20_000; i++) {
+      const hex = Array.from({ length: rnd(6) }, () => PIECES[rnd(PIECES.length)]!).join('');
+      const bytes = Buffer.from(hex, 'hex');
+      for (const strict of [true, false]) {
+        const want = reference(bytes, strict);
+        expect(decodeUtf8(bytes, strict)).toBe(want);
+        if (want === undefined) refused++;
+      }
+    }
+    expect(refused).toBeGreaterThan(1_000);
+    expect(decodeUtf8(Buffer.from('efbbbf7b7d', 'hex'), true)).toBe('{}');
+  });
+});
