@@ -144,7 +144,7 @@ export async function computeBilling(db: Kysely<Database>, period: Period, opts:
              sum(call_video_minutes) as call_video_minutes,
              sum(call_total_minutes) as call_total_minutes,
              sum(recording_minutes) as recording_minutes
-      from call_figures
+      from call_figure_rows
       where started_at >= ${period.start} and started_at < ${period.end} ${apps}
       group by app_id, region, type, relation, flagged`.execute(db)
   ).rows;

@@ -1,8 +1,7 @@
-import { CompiledQuery, sql, type DialectAdapter, type Kysely, type QueryResult, type Transaction } from 'kysely';
-import { InternalError } from '../config/errors.js';
-import type { CallRows, Database, NewCallPayloadRow, NewCallRow, NewParticipantRow, NewRecordingRow, NewTranscriptionRow } from './schema.js';
-
-type Db = Kysely<Database> | Transaction<Database>;
+import type { CompiledQuery, QueryResult } from 'kysely';
+import { refreshCallFigures } from './call-figures-repo.js';
+import { compiledOnce, run, statementSizes, type Db } from './compiled-statements.js';
+import type { CallPayloadRowsTable, CallRows, NewCallRow, NewParticipantRow, NewRecordingRow, NewTranscriptionRow } from './schema.js';
 
 /**
  * Rows per statement, at most. The bound parameters stay far below SQLite's 32,766 (and
@@ -11,53 +10,6 @@ type Db = Kysely<Database> | Transaction<Database>;
 const MAX_CALL_ROWS = 512;
 const MAX_CHILD_ROWS = 1024;
 const MAX_IDS = 1024;
-
-/**
- * Splits `n` rows into statement sizes taken from {max, max/2, …, 2, 1} (full `max` chunks, then the
- * binary digits of the rest), so that each statement shape is compiled once and a batch of any
- * size needs at most log2(max) + ⌈n/max⌉ statements.
- */
-function statementSizes(n: number, max: number): number[] {
-  const out: number[] = [];
-  let rest = n;
-  while (rest >= max) {
-    out.push(max);
-    rest -= max;
-  }
-  for (let b = max >> 1; b >= 1; b >>= 1) {
-    if (rest & b) out.push(b);
-  }
-  return out;
-}
-
-/**
- * Compiled statements by dialect and shape. Building and compiling a Kysely insert of a page of
- * 34-column rows cost more CPU than SQLite spent storing them, so each shape (statement kind and
- * row count) is compiled once with placeholder values, by the dialect's own compiler, and only its
- * SQL text is kept (not the operation tree, which holds a node per value) to be run again with new
- * parameters. Any dialect works: the SQL text is the dialect's.
- */
-const sqlByDialect = new WeakMap<DialectAdapter, Map<string, string>>();
-
-function compiledOnce(db: Db, key: string, expectedParams: number, build: () => CompiledQuery): string {
-  const adapter = db.getExecutor().adapter;
-  let cache = sqlByDialect.get(adapter);
-  if (!cache) sqlByDialect.set(adapter, (cache = new Map()));
-  let text = cache.get(key);
-  if (text === undefined) {
-    const q = build();
-    // The parameters must be exactly the row values in column order; a compiler that inlines or adds
-    // one would bind the wrong values, so refuse rather than write garbage.
-    if (q.parameters.length !== expectedParams) throw new InternalError(`calls-repo: statement ${key} compiled to ${q.parameters.length} parameters, expected ${expectedParams}`);
-    text = q.sql;
-    cache.set(key, text);
-  }
-  return text;
-}
-
-function run(db: Db, sqlText: string, parameters: unknown[]): Promise<QueryResult<unknown>> {
-  return db.executeQuery(CompiledQuery.raw(sqlText, parameters));
-}
 
 /** Column lists in statement order; the checks below fail to compile when a table gains a column they lack. */
 const CALL_COLUMNS = [
@@ -72,7 +24,7 @@ const CALL_COLUMNS = [
   'started_day', 'started_month',
 ] as const satisfies readonly (keyof NewCallRow)[];
 
-const PAYLOAD_COLUMNS = ['app_id', 'session_id', 'raw_json'] as const satisfies readonly (keyof NewCallPayloadRow)[];
+const PAYLOAD_COLUMNS = ['call_id', 'raw_json'] as const satisfies readonly (keyof CallPayloadRowsTable)[];
 
 const PARTICIPANT_COLUMNS = [
   'app_id', 'session_id', 'seq', 'uid', 'device_id', 'total_audio_minutes', 'total_video_minutes',
@@ -89,7 +41,7 @@ const TRANSCRIPTION_COLUMNS = [
 
 type Lacks<Row, Columns extends readonly PropertyKey[]> = Exclude<keyof Row, Columns[number]>;
 const everyColumn: [
-  Lacks<Omit<NewCallRow, 'call_id'>, typeof CALL_COLUMNS>, Lacks<NewCallPayloadRow, typeof PAYLOAD_COLUMNS>, Lacks<NewParticipantRow, typeof PARTICIPANT_COLUMNS>,
+  Lacks<Omit<NewCallRow, 'call_id'>, typeof CALL_COLUMNS>, Lacks<CallPayloadRowsTable, typeof PAYLOAD_COLUMNS>, Lacks<NewParticipantRow, typeof PARTICIPANT_COLUMNS>,
   Lacks<NewRecordingRow, typeof RECORDING_COLUMNS>, Lacks<NewTranscriptionRow, typeof TRANSCRIPTION_COLUMNS>,
 ] extends [never, never, never, never, never] ? true : never = true;
 void everyColumn;
@@ -162,19 +114,25 @@ export async function listLiveCalls(db: Db, appId: string, region: string): Prom
   return rows.map((r) => r.session_id);
 }
 
-/** Marks live calls that started (or were initiated) before `before` as stale; returns how many. */
+/** Marks live calls that started (or were initiated) before `before` as stale (their figures too); returns how many. */
 export async function markStaleLiveCalls(db: Db, appId: string, region: string, before: number, now: number): Promise<number> {
-  const r = await db
-    .updateTable('calls')
-    .set({ stale_at: now })
-    .where('app_id', '=', appId)
-    .where('region', '=', region)
-    .where('is_final', '=', 0)
-    .where('not_found_at', 'is', null)
-    .where('stale_at', 'is', null)
-    .where((eb) => eb(eb.fn.coalesce('started_at', 'initiated_at', 'first_synced_at'), '<', before))
-    .executeTakeFirst();
-  return Number(r.numUpdatedRows);
+  // The mark and the figures' refresh together or not at all (the caller may pass no transaction).
+  const mark = async (trx: Db): Promise<number> => {
+    const r = await trx
+      .updateTable('calls')
+      .set({ stale_at: now })
+      .where('app_id', '=', appId)
+      .where('region', '=', region)
+      .where('is_final', '=', 0)
+      .where('not_found_at', 'is', null)
+      .where('stale_at', 'is', null)
+      .where((eb) => eb(eb.fn.coalesce('started_at', 'initiated_at', 'first_synced_at'), '<', before))
+      .returning('session_id')
+      .execute();
+    await refreshCallFigures(trx, appId, r.map((c) => c.session_id));
+    return r.length;
+  };
+  return db.isTransaction ? mark(db) : db.transaction().execute(mark);
 }
 
 /**
@@ -217,28 +175,40 @@ export async function upsertCalls(trx: Db, batch: readonly CallRows[]): Promise<
   const appId = calls[0]!.call.app_id;
   const callRows = calls.map((c) => c.call);
 
-  await insertRows(trx, 'upsert-calls', callRows, CALL_COLUMNS, MAX_CALL_ROWS, (n) =>
+  // Each call's call_id, as the upsert returns it (new or already stored), for its payload row.
+  const callIds = new Map<string, number>();
+  await insertRows(
+    trx, 'upsert-calls', callRows, CALL_COLUMNS, MAX_CALL_ROWS,
+    (n) =>
+      trx
+        .insertInto('calls')
+        .values(new Array<NewCallRow>(n).fill(placeholderRow(CALL_COLUMNS) as unknown as NewCallRow))
+        .onConflict((oc) =>
+          oc.columns(['app_id', 'session_id']).doUpdateSet((eb) => {
+            const set: Record<string, unknown> = {};
+            for (const col of CALL_UPDATE_COLUMNS) set[col] = eb.ref(`excluded.${col}`);
+            return set as Partial<NewCallRow>;
+          }),
+        )
+        .returning(['call_id', 'session_id'])
+        .compile(),
+    (res) => {
+      for (const r of (res as QueryResult<{ call_id: number; session_id: string }>).rows) callIds.set(r.session_id, r.call_id);
+    },
+  );
+  // The payload has a table of its own (scans of calls skip it), keyed by the call's call_id. A
+  // call the upsert did not return would be a NULL key, which both databases refuse: the
+  // transaction fails rather than store an orphan.
+  const payloads = calls.map((c) => ({ call_id: callIds.get(c.payload.session_id) ?? null, raw_json: c.payload.raw_json }));
+  await insertRows(trx, 'upsert-payloads', payloads, PAYLOAD_COLUMNS, MAX_CALL_ROWS, (n) =>
     trx
-      .insertInto('calls')
-      .values(new Array<NewCallRow>(n).fill(placeholderRow(CALL_COLUMNS) as unknown as NewCallRow))
-      .onConflict((oc) =>
-        oc.columns(['app_id', 'session_id']).doUpdateSet((eb) => {
-          const set: Record<string, unknown> = {};
-          for (const col of CALL_UPDATE_COLUMNS) set[col] = eb.ref(`excluded.${col}`);
-          return set as Partial<NewCallRow>;
-        }),
-      )
+      .insertInto('call_payload_rows')
+      .values(new Array<CallPayloadRowsTable>(n).fill({ call_id: 0, raw_json: '' }))
+      .onConflict((oc) => oc.column('call_id').doUpdateSet((eb) => ({ raw_json: eb.ref('excluded.raw_json') })))
       .compile(),
   );
-  // The payload has a table of its own (scans of calls skip it), same transaction, keyed by the
-  // call_id the row just written has: each row looks it up by the call's key (the statement's
-  // parameters stay app_id, session_id, raw_json per row). A call missing here would be a NULL key,
-  // which both databases refuse: the transaction fails rather than store an orphan.
-  await insertRows(trx, 'upsert-payloads', calls.map((c) => c.payload), PAYLOAD_COLUMNS, MAX_CALL_ROWS, (n) => {
-    const row = sql`((select c.call_id from calls c where c.app_id = ${''} and c.session_id = ${''}), ${''})`;
-    return sql`insert into call_payload_rows (call_id, raw_json) values ${sql.join(new Array<typeof row>(n).fill(row))}
-      on conflict (call_id) do update set raw_json = excluded.raw_json`.compile(trx);
-  });
+  // What reconcile and billing read of these calls, from the view, once for the whole batch.
+  await refreshCallFigures(trx, appId, callRows.map((c) => c.session_id));
 
   let at = 0;
   for (const n of statementSizes(calls.length, MAX_IDS)) {
@@ -283,22 +253,30 @@ export async function upsertCalls(trx: Db, batch: readonly CallRows[]): Promise<
  * Writes `rows` with as few statements as statementSizes allows, each shape compiled once by
  * `build(n)` (an n-row statement whose parameters are the rows' `columns`, in order).
  */
-async function insertRows<R extends object>(trx: Db, kind: string, rows: readonly R[], columns: readonly (keyof R & string)[], max: number, build: (n: number) => CompiledQuery): Promise<void> {
+async function insertRows<R extends object>(
+  trx: Db, kind: string, rows: readonly R[], columns: readonly (keyof R & string)[], max: number, build: (n: number) => CompiledQuery,
+  onResult?: (res: QueryResult<unknown>) => void,
+): Promise<void> {
   let at = 0;
   for (const n of statementSizes(rows.length, max)) {
     const q = compiledOnce(trx, `${kind}:${n}`, n * columns.length, () => build(n));
     const params: unknown[] = [];
     pushValues(params, rows, at, n, columns);
     at += n;
-    await run(trx, q, params);
+    const res = await run(trx, q, params);
+    onResult?.(res);
   }
 }
 
-/** Marks calls that Get Call says no longer exist; rows that are not stored yet are left to the caller. */
+/**
+ * Marks calls that Get Call says no longer exist (their figures too); rows that are not stored yet
+ * are left to the caller.
+ */
 export async function markNotFound(trx: Db, appId: string, sessionIds: readonly string[], now: number): Promise<void> {
   for (let i = 0; i < sessionIds.length; i += MAX_IDS) {
     const part = sessionIds.slice(i, i + MAX_IDS);
     await trx.updateTable('calls').set({ not_found_at: now, synced_at: now }).where('app_id', '=', appId).where('session_id', 'in', part).execute();
+    await refreshCallFigures(trx, appId, part);
   }
 }
 

@@ -1,5 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import { ConfigError } from '../config/errors.js';
+import { refreshCallFigures } from './call-figures-repo.js';
 import { destinationOf } from './destinations/index.js';
 import type { Database } from './schema.js';
 
@@ -30,7 +31,7 @@ export const COPIED_TABLES: readonly { name: keyof Database & string; key: reado
 /** Tables `copy` leaves behind on purpose, and why. */
 export const NOT_COPIED: Readonly<Record<string, string>> = {
   leases: 'a lease belongs to a running process on the source; the target starts with none (PostgreSQL has no such table: advisory locks)',
-  call_figures: "derived from calls by the target's own triggers as the calls are copied",
+  call_figure_rows: 'derived from calls: copy refreshes it from the view call_figures for each batch of calls it writes, as the sync does',
 };
 
 const BATCH_ROWS = 500;
@@ -65,6 +66,18 @@ async function pageOfPayloads(db: Kysely<Database>, last: unknown[] | undefined)
 async function upsertPayloads(db: Kysely<Database>, rows: readonly SourceRow[]): Promise<void> {
   const values = rows.map((r) => sql`((select c.call_id from calls c where c.app_id = ${r.app_id} and c.session_id = ${r.session_id}), ${r.raw_json})`);
   await sql`insert into call_payload_rows (call_id, raw_json) values ${sql.join(values)} on conflict (call_id) do update set raw_json = excluded.raw_json`.execute(db);
+}
+
+/** The stored figures of the calls of a batch just copied (store/call-figures-repo.ts), app by app. */
+async function refreshCopiedFigures(trx: Kysely<Database>, rows: readonly Record<string, unknown>[]): Promise<void> {
+  const byApp = new Map<string, string[]>();
+  for (const r of rows) {
+    const app = String(r.app_id);
+    let ids = byApp.get(app);
+    if (!ids) byApp.set(app, (ids = []));
+    ids.push(String(r.session_id));
+  }
+  for (const [app, ids] of byApp) await refreshCallFigures(trx, app, ids);
 }
 
 async function pageByKey(db: Kysely<Database>, table: string, key: readonly string[], last: unknown[] | undefined): Promise<SourceRow[]> {
@@ -109,6 +122,7 @@ export async function copyDatabase(from: Kysely<Database>, to: Kysely<Database>,
           on conflict (${sql.join(t.key.map((k) => sql.ref(k)))}) ${
             updates.length ? sql`do update set ${sql.join(updates.map((c) => sql`${sql.ref(c)} = excluded.${sql.ref(c)}`))}` : sql`do nothing`
           }`.execute(trx);
+        if (t.name === 'calls') await refreshCopiedFigures(trx, rows);
       });
     }
     if (t.serial) await target.restartSerial(to, t.name, t.serial);

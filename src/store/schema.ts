@@ -238,12 +238,14 @@ export interface SyncedGroupsTable {
 
 /**
  * Per call, what `callsync reconcile` and `callsync export billing` group by and sum, as
- * `call_reconciliation` computes it at the database's tolerance (migration 20261126T020000). Written
- * only by triggers on `calls` and `callsync_settings`: callsync's code reads it, never writes it.
+ * `call_reconciliation` computes it at the database's tolerance: the stored copy they read
+ * (migration 20261126T090000), keyed by call_id. The store refreshes it from the view `call_figures`
+ * for every batch of calls it writes (store/call-figures-repo.ts); a change of the tolerance
+ * refills it by trigger.
  */
-export interface CallFiguresTable {
+export interface CallFigureRowsTable {
+  call_id: number;
   app_id: string;
-  session_id: string;
   region: string;
   /** The call's type, '(none)' without one (NO_TYPE: as billing rows label it). */
   type: string;
@@ -264,6 +266,9 @@ export interface CallFiguresTable {
   /** |audio delta| + |video delta|: how far a mismatch is off (reconcile lists the worst first). */
   mismatch_size: number | null;
 }
+
+/** The view the stored copy is refreshed from (a table until 20261126T090000, with the same columns). */
+export type CallFiguresView = CallFigureRowsTable & { session_id: string };
 
 /** Read-only views (migration 2); documented in docs/schema.md. */
 export type CallReconciliationView = Pick<
@@ -313,7 +318,8 @@ export interface Database {
   group_members: GroupMembersTable;
   synced_groups: SyncedGroupsTable;
   call_reconciliation: CallReconciliationView;
-  call_figures: CallFiguresTable;
+  call_figures: CallFiguresView;
+  call_figure_rows: CallFigureRowsTable;
   /** `calls` with `raw_json` joined back from `call_payloads` (migration 20261123T030000). */
   calls_with_payload: CallsTable & Pick<CallPayloadsTable, 'raw_json'>;
   leases: LeasesTable;

@@ -26,7 +26,7 @@ const APP_CONCURRENCY = 4;
 
 /**
  * What every sync needs of the database before its first write: the latest schema, and the
- * reconciliation tolerance of this config (call_figures and the views judge calls by it).
+ * reconciliation tolerance of this config (call_figure_rows and the views judge calls by it).
  */
 export async function prepareDatabase(db: SyncDeps['db'], settings: Settings): Promise<void> {
   await migrateToLatest(db);

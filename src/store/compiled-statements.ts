@@ -1,0 +1,52 @@
+import { CompiledQuery, type DialectAdapter, type Kysely, type QueryResult, type Transaction } from 'kysely';
+import { InternalError } from '../config/errors.js';
+import type { Database } from './schema.js';
+
+export type Db = Kysely<Database> | Transaction<Database>;
+
+/**
+ * Splits `n` rows into statement sizes taken from {max, max/2, …, 2, 1} (full `max` chunks, then the
+ * binary digits of the rest), so that each statement shape is compiled once and a batch of any
+ * size needs at most log2(max) + ⌈n/max⌉ statements.
+ */
+export function statementSizes(n: number, max: number): number[] {
+  const out: number[] = [];
+  let rest = n;
+  while (rest >= max) {
+    out.push(max);
+    rest -= max;
+  }
+  for (let b = max >> 1; b >= 1; b >>= 1) {
+    if (rest & b) out.push(b);
+  }
+  return out;
+}
+
+/**
+ * Compiled statements by dialect and shape. Building and compiling a Kysely insert of a page of
+ * 34-column rows cost more CPU than SQLite spent storing them, so each shape (statement kind and
+ * row count) is compiled once with placeholder values, by the dialect's own compiler, and only its
+ * SQL text is kept (not the operation tree, which holds a node per value) to be run again with new
+ * parameters. Any dialect works: the SQL text is the dialect's.
+ */
+const sqlByDialect = new WeakMap<DialectAdapter, Map<string, string>>();
+
+export function compiledOnce(db: Db, key: string, expectedParams: number, build: () => CompiledQuery): string {
+  const adapter = db.getExecutor().adapter;
+  let cache = sqlByDialect.get(adapter);
+  if (!cache) sqlByDialect.set(adapter, (cache = new Map()));
+  let text = cache.get(key);
+  if (text === undefined) {
+    const q = build();
+    // The parameters must be exactly the row values in column order; a compiler that inlines or adds
+    // one would bind the wrong values, so refuse rather than write garbage.
+    if (q.parameters.length !== expectedParams) throw new InternalError(`store: statement ${key} compiled to ${q.parameters.length} parameters, expected ${expectedParams}`);
+    text = q.sql;
+    cache.set(key, text);
+  }
+  return text;
+}
+
+export function run(db: Db, sqlText: string, parameters: unknown[]): Promise<QueryResult<unknown>> {
+  return db.executeQuery(CompiledQuery.raw(sqlText, parameters));
+}
