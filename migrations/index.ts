@@ -12,6 +12,7 @@ import * as periodColumns from './20261123T040000_period_columns.js';
 import * as payloadCallId from './20261126T010000_payload_call_id.js';
 import * as reconcileSpeed from './20261126T020000_reconcile_speed.js';
 import * as jobEngine from './20261126T030000_job_engine.js';
+import * as participantsByCallId from './20261126T100000_participants_by_call_id.js';
 
 /** A migration module: `up` may take the destination's SQL fragments as its second argument. */
 interface MigrationModule {
@@ -35,6 +36,7 @@ const MODULES: Record<string, MigrationModule> = {
   '20261126T010000_payload_call_id': payloadCallId,
   '20261126T020000_reconcile_speed': reconcileSpeed,
   '20261126T030000_job_engine': jobEngine,
+  '20261126T100000_participants_by_call_id': participantsByCallId,
 };
 
 /**
