@@ -62,12 +62,25 @@ async function pageByCallKey(db: Kysely<Database>, table: string, key: readonly 
     join calls c on c.call_id = t.call_id ${where} order by ${cols} limit ${BATCH_ROWS}`.execute(db)).rows;
 }
 
-/** Writes rows keyed by call_id under the target's call_id of the same (app_id, session_id). */
+/**
+ * Writes rows keyed by call_id under the target's call_id of the same (app_id, session_id), looked
+ * up once per batch: a subquery per row made PostgreSQL plan hundreds of subplans per statement
+ * (participants took 2.6× as long to copy as when they were keyed by the text key). A row whose
+ * call the target lacks gets a NULL key, which the target refuses: the copy stops rather than
+ * store an orphan.
+ */
 async function upsertByCallKey(db: Kysely<Database>, table: string, key: readonly string[], rows: readonly SourceRow[]): Promise<void> {
   const columns = Object.keys(rows[0]!).filter((c) => c !== '__app_id' && c !== '__session_id');
   const updates = columns.filter((c) => !key.includes(c));
+  const ids = new Map<string, unknown>();
+  const byApp = new Map<string, Set<string>>();
+  for (const r of rows) (byApp.get(r.__app_id as string) ?? byApp.set(r.__app_id as string, new Set()).get(r.__app_id as string)!).add(r.__session_id as string);
+  for (const [app, sessions] of byApp) {
+    const found = await db.selectFrom('calls').select(['call_id', 'session_id']).where('app_id', '=', app).where('session_id', 'in', [...sessions]).execute();
+    for (const f of found) ids.set(`${app}\u0000${f.session_id}`, f.call_id);
+  }
   const values = rows.map(
-    (r) => sql`(${sql.join(columns.map((c) => (c === 'call_id' ? sql`(select c.call_id from calls c where c.app_id = ${r.__app_id} and c.session_id = ${r.__session_id})` : sql`${r[c]}`)))})`,
+    (r) => sql`(${sql.join(columns.map((c) => (c === 'call_id' ? sql`${ids.get(`${r.__app_id as string}\u0000${r.__session_id as string}`) ?? null}` : sql`${r[c]}`)))})`,
   );
   await sql`insert into ${sql.table(table)} (${sql.join(columns.map((c) => sql.ref(c)))}) values ${sql.join(values)}
     on conflict (${sql.join(key.map((k) => sql.ref(k)))}) do update set ${sql.join(updates.map((c) => sql`${sql.ref(c)} = excluded.${sql.ref(c)}`))}`.execute(db);
