@@ -65,8 +65,9 @@ for (let page = 1; calls < args.maxCalls; page++) {
       }))
       .onConflict((oc) => oc.column('call_id').doUpdateSet((eb) => ({ raw_json: eb.ref('excluded.raw_json') })))
       .execute();
-    await db.deleteFrom('call_participants').where('app_id', '=', rows.call.app_id).where('session_id', '=', rows.call.session_id).execute();
-    for (const p of rows.participants) await db.insertInto('call_participants').values(p).execute();
+    const { call_id: callId } = await db.selectFrom('calls').select('call_id').where('app_id', '=', rows.call.app_id).where('session_id', '=', rows.call.session_id).executeTakeFirstOrThrow();
+    await db.deleteFrom('call_participant_rows').where('call_id', '=', callId).execute();
+    for (const { app_id: _a, session_id: _s, ...p } of rows.participants) await db.insertInto('call_participant_rows').values({ ...p, call_id: callId }).execute();
     for (const r of rows.recordings) await db.insertInto('call_recordings').values(r).onConflict((oc) => oc.doNothing()).execute();
   }
   if (body.data.length < args.pageSize) break;

@@ -87,7 +87,7 @@ export async function up(db: Db, d: DialectSql): Promise<void> {
  * a whole refill, and for a filter on the view's (app_id, session_id) searches both sides by the
  * key. The refreshes filter on that key.
  */
-async function createFiguresView(db: Db): Promise<void> {
+export async function createFiguresView(db: Db): Promise<void> {
   const cols = FIGURES.map(([c, e]) => (e === `v.${c}` || e === `c.${c}` ? e : `${e} as ${c}`)).join(', ');
   await sql.raw(`create view call_figures as select ${cols} from call_reconciliation v join calls c on c.app_id = v.app_id and c.session_id = v.session_id`).execute(db);
 }

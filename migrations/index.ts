@@ -13,6 +13,7 @@ import * as payloadCallId from './20261126T010000_payload_call_id.js';
 import * as reconcileSpeed from './20261126T020000_reconcile_speed.js';
 import * as jobEngine from './20261126T030000_job_engine.js';
 import * as figuresByCallId from './20261126T090000_figures_by_call_id.js';
+import * as participantsByCallId from './20261126T100000_participants_by_call_id.js';
 
 /** A migration module: `up` may take the destination's SQL fragments as its second argument. */
 interface MigrationModule {
@@ -37,6 +38,7 @@ const MODULES: Record<string, MigrationModule> = {
   '20261126T020000_reconcile_speed': reconcileSpeed,
   '20261126T030000_job_engine': jobEngine,
   '20261126T090000_figures_by_call_id': figuresByCallId,
+  '20261126T100000_participants_by_call_id': participantsByCallId,
 };
 
 /**

@@ -174,17 +174,18 @@ async function selectMismatches(db: Kysely<Database>, period: Period, appIds: re
 
 /**
  * Users ranked by their participant minutes in calls started in the period. Computed from
- * call_participants rather than the `user_usage` view, whose month is a UTC month text and so
+ * the participant rows rather than the `user_usage` view, whose month is a UTC month text and so
  * cannot follow --from/--to or a time zone.
  */
 async function selectTopUsers(db: Kysely<Database>, period: Period, appIds: readonly string[] | undefined): Promise<TopUserRow[]> {
   let q = db
-    .selectFrom('call_participants as p')
-    .innerJoin('calls as c', (j) => j.onRef('c.app_id', '=', 'p.app_id').onRef('c.session_id', '=', 'p.session_id'))
+    .selectFrom('call_participant_rows as p')
+    .innerJoin('calls as c', 'c.call_id', 'p.call_id')
     .select((eb) => [
-      'p.app_id',
+      'c.app_id',
       'p.uid',
-      eb.fn.count<number>('p.session_id').distinct().as('calls'),
+      // call_id stands for the call's (app_id, session_id) in this database: the same count.
+      eb.fn.count<number>('c.call_id').distinct().as('calls'),
       sql<number>`sum(coalesce(p.total_audio_minutes, 0))`.as('audio_minutes'),
       sql<number>`sum(coalesce(p.total_video_minutes, 0))`.as('video_minutes'),
       sql<number>`sum(coalesce(p.total_duration_minutes, 0))`.as('user_minutes'),
@@ -192,7 +193,7 @@ async function selectTopUsers(db: Kysely<Database>, period: Period, appIds: read
     .where('c.started_at', '>=', period.start)
     .where('c.started_at', '<', period.end);
   if (appIds) q = q.where('c.app_id', 'in', appIds);
-  const rows = await q.groupBy(['p.app_id', 'p.uid']).orderBy('user_minutes', 'desc').orderBy('p.app_id').orderBy('p.uid').limit(TOP_USERS).execute();
+  const rows = await q.groupBy(['c.app_id', 'p.uid']).orderBy('user_minutes', 'desc').orderBy('c.app_id').orderBy('p.uid').limit(TOP_USERS).execute();
   if (!rows.length) return [];
   // Names live on group memberships only; min() picks one deterministically if groups disagree.
   const names = await db

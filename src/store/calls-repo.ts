@@ -1,7 +1,7 @@
 import type { CompiledQuery, QueryResult } from 'kysely';
 import { refreshCallFigures } from './call-figures-repo.js';
 import { compiledOnce, run, statementSizes, type Db } from './compiled-statements.js';
-import type { CallPayloadRowsTable, CallRows, NewCallRow, NewParticipantRow, NewRecordingRow, NewTranscriptionRow } from './schema.js';
+import type { CallParticipantRowsTable, CallPayloadRowsTable, CallRows, NewCallRow, NewParticipantRow, NewRecordingRow, NewTranscriptionRow } from './schema.js';
 
 /**
  * Rows per statement, at most. The bound parameters stay far below SQLite's 32,766 (and
@@ -26,10 +26,11 @@ const CALL_COLUMNS = [
 
 const PAYLOAD_COLUMNS = ['call_id', 'raw_json'] as const satisfies readonly (keyof CallPayloadRowsTable)[];
 
+/** As stored (call_participant_rows, 20261126T100000): the call's call_id instead of its text key. */
 const PARTICIPANT_COLUMNS = [
-  'app_id', 'session_id', 'seq', 'uid', 'device_id', 'total_audio_minutes', 'total_video_minutes',
+  'call_id', 'seq', 'uid', 'device_id', 'total_audio_minutes', 'total_video_minutes',
   'total_duration_minutes', 'is_joined', 'joined_at', 'left_at', 'state',
-] as const satisfies readonly (keyof NewParticipantRow)[];
+] as const satisfies readonly (keyof CallParticipantRowsTable)[];
 
 const RECORDING_COLUMNS = [
   'app_id', 'session_id', 'rid', 'duration_minutes', 'start_time', 'end_time', 'recording_url',
@@ -41,7 +42,7 @@ const TRANSCRIPTION_COLUMNS = [
 
 type Lacks<Row, Columns extends readonly PropertyKey[]> = Exclude<keyof Row, Columns[number]>;
 const everyColumn: [
-  Lacks<Omit<NewCallRow, 'call_id'>, typeof CALL_COLUMNS>, Lacks<CallPayloadRowsTable, typeof PAYLOAD_COLUMNS>, Lacks<NewParticipantRow, typeof PARTICIPANT_COLUMNS>,
+  Lacks<Omit<NewCallRow, 'call_id'>, typeof CALL_COLUMNS>, Lacks<CallPayloadRowsTable, typeof PAYLOAD_COLUMNS>, Lacks<CallParticipantRowsTable, typeof PARTICIPANT_COLUMNS>,
   Lacks<NewRecordingRow, typeof RECORDING_COLUMNS>, Lacks<NewTranscriptionRow, typeof TRANSCRIPTION_COLUMNS>,
 ] extends [never, never, never, never, never] ? true : never = true;
 void everyColumn;
@@ -175,7 +176,7 @@ export async function upsertCalls(trx: Db, batch: readonly CallRows[]): Promise<
   const appId = calls[0]!.call.app_id;
   const callRows = calls.map((c) => c.call);
 
-  // Each call's call_id, as the upsert returns it (new or already stored), for its payload row.
+  // Each call's call_id, as the upsert returns it (new or already stored), for its payload and participant rows.
   const callIds = new Map<string, number>();
   await insertRows(
     trx, 'upsert-calls', callRows, CALL_COLUMNS, MAX_CALL_ROWS,
@@ -213,11 +214,15 @@ export async function upsertCalls(trx: Db, batch: readonly CallRows[]): Promise<
   let at = 0;
   for (const n of statementSizes(calls.length, MAX_IDS)) {
     const ids: unknown[] = [appId];
-    for (let i = at; i < at + n; i++) ids.push(callRows[i]!.session_id);
+    const callIdsHere: unknown[] = [];
+    for (let i = at; i < at + n; i++) {
+      ids.push(callRows[i]!.session_id);
+      callIdsHere.push(callIds.get(callRows[i]!.session_id) ?? null);
+    }
     at += n;
     const placeholders = new Array<string>(n).fill('');
-    const delParticipants = compiledOnce(trx, `delete-participants:${n}`, n + 1, () =>
-      trx.deleteFrom('call_participants').where('app_id', '=', '').where('session_id', 'in', placeholders).compile(),
+    const delParticipants = compiledOnce(trx, `delete-participants:${n}`, n, () =>
+      trx.deleteFrom('call_participant_rows').where('call_id', 'in', new Array<number>(n).fill(0)).compile(),
     );
     const delRecordings = compiledOnce(trx, `delete-recordings:${n}`, n + 1, () =>
       trx.deleteFrom('call_recordings').where('app_id', '=', '').where('session_id', 'in', placeholders).compile(),
@@ -225,21 +230,24 @@ export async function upsertCalls(trx: Db, batch: readonly CallRows[]): Promise<
     const delTranscriptions = compiledOnce(trx, `delete-transcriptions:${n}`, n + 1, () =>
       trx.deleteFrom('call_transcriptions').where('app_id', '=', '').where('session_id', 'in', placeholders).compile(),
     );
-    await run(trx, delParticipants, ids);
+    await run(trx, delParticipants, callIdsHere);
     await run(trx, delRecordings, ids);
     await run(trx, delTranscriptions, ids);
   }
 
-  const participants: NewParticipantRow[] = [];
+  const participants: CallParticipantRowsTable[] = [];
   const recordings: NewRecordingRow[] = [];
   const transcriptions: NewTranscriptionRow[] = [];
   for (const c of calls) {
-    for (const p of c.participants) participants.push(p);
+    // A call the upsert did not return would be a NULL key, which both databases refuse: the
+    // transaction fails rather than store an orphan.
+    const callId = callIds.get(c.call.session_id) as number;
+    for (const p of c.participants) participants.push(participantRow(callId, p));
     for (const r of c.recordings) recordings.push(r);
     for (const t of c.transcriptions) transcriptions.push(t);
   }
   await insertRows(trx, 'insert-participants', participants, PARTICIPANT_COLUMNS, MAX_CHILD_ROWS, (n) =>
-    trx.insertInto('call_participants').values(new Array<NewParticipantRow>(n).fill(placeholderRow(PARTICIPANT_COLUMNS) as unknown as NewParticipantRow)).compile(),
+    trx.insertInto('call_participant_rows').values(new Array<CallParticipantRowsTable>(n).fill(placeholderRow(PARTICIPANT_COLUMNS) as unknown as CallParticipantRowsTable)).compile(),
   );
   await insertRows(trx, 'insert-recordings', recordings, RECORDING_COLUMNS, MAX_CHILD_ROWS, (n) =>
     trx.insertInto('call_recordings').values(new Array<NewRecordingRow>(n).fill(placeholderRow(RECORDING_COLUMNS) as unknown as NewRecordingRow)).compile(),
@@ -266,6 +274,15 @@ async function insertRows<R extends object>(
     const res = await run(trx, q, params);
     onResult?.(res);
   }
+}
+
+/** A participant as stored: under its call's call_id, without the call's text key. */
+function participantRow(callId: number, p: NewParticipantRow): CallParticipantRowsTable {
+  return {
+    call_id: callId, seq: p.seq, uid: p.uid, device_id: p.device_id, total_audio_minutes: p.total_audio_minutes ?? null,
+    total_video_minutes: p.total_video_minutes ?? null, total_duration_minutes: p.total_duration_minutes ?? null, is_joined: p.is_joined,
+    joined_at: p.joined_at ?? null, left_at: p.left_at ?? null, state: p.state ?? null,
+  };
 }
 
 /**

@@ -12,10 +12,10 @@ import type { Database } from './schema.js';
 export const COPIED_TABLES: readonly { name: keyof Database & string; key: readonly string[]; serial?: string; omit?: string; byCallKey?: true }[] = [
   // A call's call_id is its number in one database: the target numbers the calls it gets itself (a
   // target that already holds calls synced there keeps theirs), and each payload row is matched to
-  // its call by (app_id, session_id) on both sides.
+  // its call by (app_id, session_id) on both sides; so is each participant row.
   { name: 'calls', key: ['app_id', 'session_id'], omit: 'call_id' },
   { name: 'call_payload_rows', key: ['call_id'], byCallKey: true },
-  { name: 'call_participants', key: ['app_id', 'session_id', 'seq'] },
+  { name: 'call_participant_rows', key: ['call_id', 'seq'], byCallKey: true },
   { name: 'call_recordings', key: ['app_id', 'session_id', 'rid'] },
   { name: 'call_transcriptions', key: ['app_id', 'session_id', 'tid'] },
   { name: 'rejected_records', key: ['id'], serial: 'id' },
@@ -55,17 +55,36 @@ async function pageByRowid(db: Kysely<Database>, table: string, last: unknown[] 
   return (await sql<SourceRow>`select rowid as __rowid, * from ${sql.table(table)} where rowid > ${after} order by rowid limit ${BATCH_ROWS}`.execute(db)).rows;
 }
 
-/** Payload rows with their call's key, in call_id (rowid) order. */
-async function pageOfPayloads(db: Kysely<Database>, last: unknown[] | undefined): Promise<SourceRow[]> {
-  const after = (last?.[0] as number | undefined) ?? -1;
-  return (await sql<SourceRow>`select p.call_id as __rowid, c.app_id, c.session_id, p.raw_json from call_payload_rows p
-    join calls c on c.call_id = p.call_id where p.call_id > ${after} order by p.call_id limit ${BATCH_ROWS}`.execute(db)).rows;
+/** Rows of a table keyed by call_id (then `key`'s other columns), with their call's key, in key order. */
+async function pageByCallKey(db: Kysely<Database>, table: string, key: readonly string[], last: unknown[] | undefined): Promise<SourceRow[]> {
+  const cols = sql.join(key.map((k) => sql.ref(`t.${k}`)));
+  const where = last ? sql`where (${cols}) > (${sql.join(last.map((v) => sql`${v}`))})` : sql``;
+  return (await sql<SourceRow>`select c.app_id as __app_id, c.session_id as __session_id, t.* from ${sql.table(table)} t
+    join calls c on c.call_id = t.call_id ${where} order by ${cols} limit ${BATCH_ROWS}`.execute(db)).rows;
 }
 
-/** Writes payload rows under the target's call_id of the same (app_id, session_id). */
-async function upsertPayloads(db: Kysely<Database>, rows: readonly SourceRow[]): Promise<void> {
-  const values = rows.map((r) => sql`((select c.call_id from calls c where c.app_id = ${r.app_id} and c.session_id = ${r.session_id}), ${r.raw_json})`);
-  await sql`insert into call_payload_rows (call_id, raw_json) values ${sql.join(values)} on conflict (call_id) do update set raw_json = excluded.raw_json`.execute(db);
+/**
+ * Writes rows keyed by call_id under the target's call_id of the same (app_id, session_id), looked
+ * up once per batch: a subquery per row made PostgreSQL plan hundreds of subplans per statement
+ * (participants took 2.6× as long to copy as when they were keyed by the text key). A row whose
+ * call the target lacks gets a NULL key, which the target refuses: the copy stops rather than
+ * store an orphan.
+ */
+async function upsertByCallKey(db: Kysely<Database>, table: string, key: readonly string[], rows: readonly SourceRow[]): Promise<void> {
+  const columns = Object.keys(rows[0]!).filter((c) => c !== '__app_id' && c !== '__session_id');
+  const updates = columns.filter((c) => !key.includes(c));
+  const ids = new Map<string, unknown>();
+  const byApp = new Map<string, Set<string>>();
+  for (const r of rows) (byApp.get(r.__app_id as string) ?? byApp.set(r.__app_id as string, new Set()).get(r.__app_id as string)!).add(r.__session_id as string);
+  for (const [app, sessions] of byApp) {
+    const found = await db.selectFrom('calls').select(['call_id', 'session_id']).where('app_id', '=', app).where('session_id', 'in', [...sessions]).execute();
+    for (const f of found) ids.set(`${app}\u0000${f.session_id}`, f.call_id);
+  }
+  const values = rows.map(
+    (r) => sql`(${sql.join(columns.map((c) => (c === 'call_id' ? sql`${ids.get(`${r.__app_id as string}\u0000${r.__session_id as string}`) ?? null}` : sql`${r[c]}`)))})`,
+  );
+  await sql`insert into ${sql.table(table)} (${sql.join(columns.map((c) => sql.ref(c)))}) values ${sql.join(values)}
+    on conflict (${sql.join(key.map((k) => sql.ref(k)))}) do update set ${sql.join(updates.map((c) => sql`${sql.ref(c)} = excluded.${sql.ref(c)}`))}`.execute(db);
 }
 
 /** The stored figures of the calls of a batch just copied (store/call-figures-repo.ts), app by app. */
@@ -104,12 +123,12 @@ export async function copyDatabase(from: Kysely<Database>, to: Kysely<Database>,
     for (;;) {
       // Keyset paging, by rowid (or, for a WITHOUT ROWID table, by its primary key, the order it is
       // stored in): constant cost per batch, whatever the table size.
-      const batch = t.byCallKey ? await pageOfPayloads(from, last) : byKey ? await pageByKey(from, t.name, t.key, last) : await pageByRowid(from, t.name, last);
+      const batch = t.byCallKey ? await pageByCallKey(from, t.name, t.key, last) : byKey ? await pageByKey(from, t.name, t.key, last) : await pageByRowid(from, t.name, last);
       if (batch.length === 0) break;
       const lastRow = batch[batch.length - 1]!;
-      last = byKey ? t.key.map((k) => lastRow[k]) : [lastRow.__rowid];
+      last = byKey || t.byCallKey ? t.key.map((k) => lastRow[k]) : [lastRow.__rowid];
       if (t.byCallKey) {
-        await to.transaction().execute((trx) => upsertPayloads(trx, batch));
+        await to.transaction().execute((trx) => upsertByCallKey(trx, t.name, t.key, batch));
         continue;
       }
       const rows = batch.map(({ __rowid: _r, ...rest }) => rest);

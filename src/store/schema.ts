@@ -120,6 +120,11 @@ export interface DetailRetriesTable {
   last_at: number;
 }
 
+/**
+ * A call's participants, one row per entry of its participants array. Stored in
+ * `call_participant_rows` by `calls.call_id` since 20261126T100000; this is the view
+ * `call_participants` (the documented columns), and what the transform hands the store.
+ */
 export interface CallParticipantsTable {
   app_id: string;
   session_id: string;
@@ -135,6 +140,9 @@ export interface CallParticipantsTable {
   left_at: number | null;
   state: string | null;
 }
+
+/** Where the participants are stored (20261126T100000): keyed by the call's integer id and seq. */
+export type CallParticipantRowsTable = Omit<CallParticipantsTable, 'app_id' | 'session_id'> & { call_id: number };
 
 export interface CallRecordingsTable {
   app_id: string;
@@ -307,7 +315,9 @@ export interface Database {
   /** A view since 20261126T010000 (calls joined to call_payload_rows). */
   call_payloads: CallPayloadsTable;
   call_payload_rows: CallPayloadRowsTable;
+  /** A view since 20261126T100000 (calls joined to call_participant_rows). */
   call_participants: CallParticipantsTable;
+  call_participant_rows: CallParticipantRowsTable;
   call_recordings: CallRecordingsTable;
   rejected_records: RejectedRecordsTable;
   sync_runs: SyncRunsTable;

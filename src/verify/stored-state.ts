@@ -54,10 +54,11 @@ export async function loadStoredChildren(db: Kysely<Database>, appId: string, id
   for (const id of ids) out.set(id, { participants: new Map(), recordings: 0 });
   for (const part of chunks(ids)) {
     const parts = await db
-      .selectFrom('call_participants')
-      .select(['session_id', 'uid', 'device_id', 'total_audio_minutes', 'total_video_minutes', 'total_duration_minutes'])
-      .where('app_id', '=', appId)
-      .where('session_id', 'in', part)
+      .selectFrom('calls as c')
+      .innerJoin('call_participant_rows as p', 'p.call_id', 'c.call_id')
+      .select(['c.session_id', 'p.uid', 'p.device_id', 'p.total_audio_minutes', 'p.total_video_minutes', 'p.total_duration_minutes'])
+      .where('c.app_id', '=', appId)
+      .where('c.session_id', 'in', part)
       .execute();
     const bySession = new Map<string, typeof parts>();
     for (const p of parts) (bySession.get(p.session_id) ?? bySession.set(p.session_id, []).get(p.session_id)!).push(p);

@@ -23,8 +23,9 @@ describe.runIf(postgres)('callsync copy moves a SQLite database into PostgreSQL'
     const n = sim.truth('app1').calls.size;
     expect(res.stdout).toContain(`calls: ${n} rows copied, ${n} in the target`);
     // Every payload, byte for byte (stored by call_id since 20261126T010000, so call ids are copied as
-    // they are); call_participants (WITHOUT ROWID on SQLite) is paged by its key.
+    // they are); participants (by call_id since 20261126T100000, WITHOUT ROWID on SQLite) are paged by their key.
     expect(res.stdout).toContain(`call_payload_rows: ${n} rows copied, ${n} in the target`);
+    expect(res.stdout).toMatch(/^call_participant_rows: (\d+) rows copied, \1 in the target$/m);
     const payloads = async (db: string): Promise<string[]> => withStore(db, async (s) => (await s.db.selectFrom('call_payloads').select(['session_id', 'raw_json']).execute()).map((r) => `${r.session_id} ${r.raw_json}`).sort());
     expect(await payloads(url)).toEqual(await payloads(file));
     expect(res.stdout).toMatch(/^rejected_records: 2 rows copied, 2 in the target$/m);
@@ -60,5 +61,11 @@ describe.runIf(postgres)('callsync copy moves a SQLite database into PostgreSQL'
     const payloads = async (db: string): Promise<string[]> => withStore(db, async (s) =>
       (await s.db.selectFrom('call_payloads').select(['app_id', 'session_id', 'raw_json']).execute()).map((r) => `${r.app_id} ${r.session_id} ${r.raw_json}`).sort());
     expect(await payloads(url)).toEqual([...(await payloads(file)), 'other own-call {"own":true}'].sort());
+    // Participants, stored by call_id too, land on their own calls.
+    const participants = async (db: string): Promise<string[]> => withStore(db, async (s) =>
+      (await s.db.selectFrom('call_participants').selectAll().execute()).map((r) => JSON.stringify(Object.entries(r))).sort());
+    const fromSource = await participants(file);
+    expect(fromSource.length).toBeGreaterThan(0);
+    expect(await participants(url)).toEqual(fromSource);
   });
 });

@@ -94,7 +94,10 @@ describe.each(dialects)('callsync verify [%s]', (dialect) => {
     await withStore(db, async (s) => {
       await s.db.transaction().execute(async (trx) => {
         // A lost call: its rows are gone (as after a restore from an older backup).
-        await trx.deleteFrom('call_participants').where('app_id', '=', 'app1').where('session_id', '=', lost.sessionId).execute();
+        await trx
+          .deleteFrom('call_participant_rows')
+          .where('call_id', 'in', (eb) => eb.selectFrom('calls').select('call_id').where('app_id', '=', 'app1').where('session_id', '=', lost.sessionId))
+          .execute();
         await trx.deleteFrom('call_recordings').where('app_id', '=', 'app1').where('session_id', '=', lost.sessionId).execute();
         await trx.deleteFrom('calls').where('app_id', '=', 'app1').where('session_id', '=', lost.sessionId).execute();
         // A changed call: the stored status and minutes are not what the service says, and the

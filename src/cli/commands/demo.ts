@@ -68,9 +68,9 @@ export function registerDemo(program: Command): void {
                  round(coalesce(sum(p.minutes), 0), 1) as user_minutes,
                  coalesce(sum(r.n), 0) as recordings
           from calls c
-          left join (select app_id, session_id, count(*) as n, sum(total_duration_minutes) as minutes
-                     from call_participants group by app_id, session_id) p
-            on p.app_id = c.app_id and p.session_id = c.session_id
+          left join (select call_id, count(*) as n, sum(total_duration_minutes) as minutes
+                     from call_participant_rows group by call_id) p
+            on p.call_id = c.call_id
           left join (select app_id, session_id, count(*) as n from call_recordings group by app_id, session_id) r
             on r.app_id = c.app_id and r.session_id = c.session_id
           group by c.app_id, c.type order by c.app_id, c.type`.execute(rt.store.db);
