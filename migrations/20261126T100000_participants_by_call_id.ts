@@ -59,6 +59,18 @@ join calls c on c.call_id = p.call_id`,
     )
     .execute(db);
   await createViews20261126b(db, d);
+  await monthKeyIndex(db, sqlite ? 'started_month, app_id, participant_rows' : 'started_month, app_id, call_id, participant_rows');
+}
+
+/**
+ * `calls_month_key` (20261126T020000) served user_usage a month's calls from the index alone, with
+ * the key the participants were then found by: (started_month, app_id, session_id). They are found by
+ * call_id now, and user_usage counts call_ids: the index drops session_id (~35 bytes a call). On
+ * SQLite every index entry ends with the rowid, which is call_id; PostgreSQL's needs it named.
+ */
+async function monthKeyIndex(db: Db, columns: string): Promise<void> {
+  await sql`drop index if exists calls_month_key`.execute(db);
+  await sql.raw(`create index calls_month_key on calls (${columns}) where participant_rows >= 0`).execute(db);
 }
 
 /**
@@ -98,4 +110,5 @@ export async function down(db: Db, d: DialectSql): Promise<void> {
   for (const v of ['call_reconciliation', 'user_usage']) await sql.raw(`drop view ${v}`).execute(db);
   await createViews20261126(db, d);
   await createFiguresView(db);
+  await monthKeyIndex(db, 'started_month, app_id, session_id, participant_rows');
 }

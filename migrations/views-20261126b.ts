@@ -6,8 +6,10 @@ import type { DialectSql } from './dialect.js';
  * the same columns, rows and meaning as before, now reading `call_participant_rows` by the call's
  * integer `call_id` instead of the compatibility view `call_participants` by its text key.
  *
- * - `user_usage` is views-20261126.ts's, its text unchanged but for the participants' join and the
- *   columns that came from the participant row's key (app_id, session_id), now the call's own.
+ * - `user_usage` is views-20261126.ts's, its text unchanged but for the participants' join, the
+ *   columns that came from the participant row's key (app_id, now the call's own) and the calls it
+ *   counts: distinct call_id, not session_id (the same count within an app: one call_id per
+ *   session), so that `calls_month_key` needs no session_id (see 20261126T100000).
  * - `group_call_attendance` is views-20261123.ts's; `gc` carries the call's call_id for the join.
  *
  * Frozen in time like the migrations: must not import from src/.
@@ -18,8 +20,8 @@ export async function createViews20261126b(db: Kysely<any>, d: DialectSql): Prom
     .raw(
       `create view user_usage as
 select c.app_id, p.uid, c.started_month as month,
-       count(distinct c.session_id) as calls,
-       count(distinct case when p.is_joined = 1 then c.session_id end) as joined_calls,
+       count(distinct c.call_id) as calls,
+       count(distinct case when p.is_joined = 1 then c.call_id end) as joined_calls,
        sum(p.is_joined) as joined_devices,
        sum(coalesce(p.total_audio_minutes, 0)) as audio_minutes,
        sum(coalesce(p.total_video_minutes, 0)) as video_minutes,
