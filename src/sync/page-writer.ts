@@ -22,11 +22,10 @@ export interface PageWrite {
 export const MIN_CALLS_PER_TRANSACTION = 1_000;
 export const MAX_CALLS_PER_TRANSACTION = 5_000;
 /**
- * At most this long between a page fetched and written. 1 s was tried (issue 16): it saved a little
- * SQLite CPU on syncs fetching under 1,000 calls a second, but every small sync (tests, incremental
- * runs) then waited up to a second per transaction: the tests' summed time in CI grew 508 s → 1,282 s
- * (one file, sync.call-details: 108 s there, 63 s alone with 250 ms). A fast sync reaches
- * MIN_CALLS_PER_TRANSACTION first and commits without waiting.
+ * At most this long between a page fetched and written. 1 s was tried (issue 16): a little less
+ * SQLite CPU on syncs fetching under 1,000 calls a second, but every small sync (incremental runs,
+ * tests) then waited up to a second per transaction. A fast sync reaches MIN_CALLS_PER_TRANSACTION
+ * first and commits without waiting.
  */
 export const MAX_WRITE_DELAY_MS = 250;
 
