@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import { compiledOnce, run, statementSizes, type Db } from './compiled-statements.js';
+import { compiledOnce, MAX_IDS, run, statementSizes, type Db } from './compiled-statements.js';
 import { destinationOf } from './destinations/index.js';
 import type { CallFigureRowsTable } from './schema.js';
 
@@ -21,7 +21,6 @@ const COLUMNS = [
 const everyColumn: Exclude<keyof CallFigureRowsTable, (typeof COLUMNS)[number]> extends never ? true : never = true;
 void everyColumn;
 
-const MAX_IDS = 1024;
 
 /**
  * Makes the stored figures of these calls of `appId` what the view says now: one delete and one

@@ -1,6 +1,6 @@
 import type { CompiledQuery, QueryResult } from 'kysely';
 import { refreshCallFigures } from './call-figures-repo.js';
-import { compiledOnce, run, statementSizes, type Db } from './compiled-statements.js';
+import { compiledOnce, MAX_IDS, run, statementSizes, type Db } from './compiled-statements.js';
 import type { CallParticipantRowsTable, CallPayloadRowsTable, CallRows, NewCallRow, NewParticipantRow, NewRecordingRow, NewTranscriptionRow } from './schema.js';
 
 /**
@@ -9,7 +9,6 @@ import type { CallParticipantRowsTable, CallPayloadRowsTable, CallRows, NewCallR
  */
 const MAX_CALL_ROWS = 512;
 const MAX_CHILD_ROWS = 1024;
-const MAX_IDS = 1024;
 
 /** Column lists in statement order; the checks below fail to compile when a table gains a column they lack. */
 const CALL_COLUMNS = [

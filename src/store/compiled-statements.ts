@@ -4,6 +4,9 @@ import type { Database } from './schema.js';
 
 export type Db = Kysely<Database> | Transaction<Database>;
 
+/** Keys bound in one `in (…)` list, at most: far below both databases' parameter limits. */
+export const MAX_IDS = 1024;
+
 /**
  * Splits `n` rows into statement sizes taken from {max, max/2, …, 2, 1} (full `max` chunks, then the
  * binary digits of the rest), so that each statement shape is compiled once and a batch of any
