@@ -6,6 +6,7 @@ WORKDIR /app
 COPY package.json package-lock.json tsconfig.json tsconfig.build.json ./
 COPY src ./src
 COPY migrations ./migrations
+COPY scripts/bundle-cli.mjs ./scripts/
 RUN npm ci --no-audit --no-fund --ignore-scripts && npm rebuild better-sqlite3 esbuild && npm run build
 
 # 2. deps: production dependencies only, better-sqlite3 compiled for this image.

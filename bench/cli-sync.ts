@@ -1,5 +1,5 @@
 /**
- * One `callsync sync` exactly as a user runs it: the built CLI (`node dist/src/cli/main.js sync
+ * One `callsync sync` exactly as a user runs it: the built CLI (`node dist/cli/main.js sync
  * --config … --json`, after `npm run build`), a config file, the key in the environment, under
  * /usr/bin/time -v for its CPU (user + sys) and peak RSS. Against the local simulator the config says
  * `requestsPerMinute: "unlimited"`, so the benchmark measures the CLI's own work, not its pacing.
@@ -76,7 +76,7 @@ export async function syncCli(sim: SimProcess, appId: string, database: string, 
     database, detailFetch: o.detailFetch, pageSize: o.pageSize, concurrency: o.concurrency,
     apps: [{ appId, region: 'us', apiKeyEnv: KEY_ENV, requestsPerMinute: o.requestsPerMinute, ...(await sim.baseUrls(appId)) }],
   }));
-  const run = await runTimed(process.execPath, [join(REPO, 'dist/src/cli/main.js'), 'sync', '--config', config, '--json'], { env: { PATH: process.env.PATH ?? '', [KEY_ENV]: BENCH_KEY } });
+  const run = await runTimed(process.execPath, [join(REPO, 'dist/cli/main.js'), 'sync', '--config', config, '--json'], { env: { PATH: process.env.PATH ?? '', [KEY_ENV]: BENCH_KEY } });
   const line = run.stdout.trim().split('\n').find((l) => l.startsWith('{'));
   const r = line ? (JSON.parse(line) as SyncJson) : undefined;
   if (run.code !== 0 || !r || r.status !== 'ok') throw new Error(`callsync sync of ${appId} failed (exit ${run.code}): ${run.stdout.slice(-1000)} ${run.stderr.slice(-1500)}`);

@@ -37,7 +37,7 @@ async function once(dest: 'sqlite' | 'postgres', i: number): Promise<{ wall: num
   const cfg = join(dir, `cfg-${dest}-${i}.json`);
   writeFileSync(cfg, JSON.stringify({ database, apps: [{ appId: 'dest', region: 'us', apiKeyEnv: 'DEST_KEY', requestsPerMinute: 'unlimited', ...sim.baseUrls('dest') }] }));
   const t0 = performance.now();
-  const child = spawn('/usr/bin/time', ['-v', process.execPath, join(repo, 'dist/src/cli/main.js'), 'sync', '--config', cfg, '--no-progress'], {
+  const child = spawn('/usr/bin/time', ['-v', process.execPath, join(repo, 'dist/cli/main.js'), 'sync', '--config', cfg, '--no-progress'], {
     env: { PATH: process.env.PATH ?? '', DEST_KEY: KEY }, stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';

@@ -256,7 +256,7 @@ async function buildDist(): Promise<void> {
 }
 
 async function reportsPhase(database: string, calls: number): Promise<ReportsResult> {
-  const cli = join(REPO, 'dist/src/cli/main.js');
+  const cli = join(REPO, 'dist/cli/main.js');
   const out: ReportsResult = { calls, reconcileMs: [], exportMs: [], totalMs: [] };
   for (let k = 0; k < RUNS; k++) {
     log(`reports: reconcile and billing export over ${calls} calls ${k + 1}/${RUNS}`);

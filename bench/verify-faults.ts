@@ -37,7 +37,7 @@ writeFileSync(cfg, JSON.stringify({
 /** Runs `callsync sync` from dist/ under /usr/bin/time (asynchronously: this process serves the simulator). */
 async function run(label: string): Promise<void> {
   const t0 = performance.now();
-  const child = spawn('/usr/bin/time', ['-v', process.execPath, join(repo, 'dist/src/cli/main.js'), 'sync', '--config', cfg], {
+  const child = spawn('/usr/bin/time', ['-v', process.execPath, join(repo, 'dist/cli/main.js'), 'sync', '--config', cfg], {
     env: { PATH: process.env.PATH ?? '', VERIFY_KEY: KEY, CALLSYNC_RETRY_BASE_MS: '50' }, stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';

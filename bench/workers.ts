@@ -29,7 +29,7 @@ const calls = Number(values.calls);
 const workers = Math.max(2, Number(values.workers));
 const KEY = 'bench-key-not-secret';
 const ADMIN = process.env.CALLSYNC_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
-const MAIN = join(REPO, 'dist/src/cli/main.js');
+const MAIN = join(REPO, 'dist/cli/main.js');
 const dir = mkdtempSync(join(tmpdir(), 'callsync-workers-'));
 spawnSync('npm', ['run', 'build'], { cwd: REPO, stdio: 'ignore' });
 

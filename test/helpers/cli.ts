@@ -3,7 +3,7 @@ import { fileURLToPath } from 'node:url';
 
 export const REPO = fileURLToPath(new URL('../..', import.meta.url));
 /** The built CLI (test/global-setup.ts builds dist/ before the tests): what the `callsync` bin runs. */
-export const CLI_MAIN = fileURLToPath(new URL('../../dist/src/cli/main.js', import.meta.url));
+export const CLI_MAIN = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
 
 export interface CliResult {
   code: number | null;
