@@ -1,4 +1,5 @@
-import pg from 'pg';
+import { createRequire } from 'node:module';
+import type pg from 'pg';
 import { ConfigError } from '../../config/errors.js';
 import { errorCode, errorMessage, type MappedDatabaseError } from './contract.js';
 
@@ -8,19 +9,27 @@ import { errorCode, errorMessage, type MappedDatabaseError } from './contract.js
  * as our codes. Shared by the destination (postgres.ts) and its read-only query runner.
  */
 
-const INT8 = pg.types.builtins.INT8;
-const NUMERIC = pg.types.builtins.NUMERIC;
+let loaded: { pg: typeof pg; types: pg.CustomTypesConfig } | undefined;
 
 /**
- * int8 (count(*), sums of integers, bigint columns) and numeric arrive as strings by default. Every
- * such value here is a count, a unix time or minutes, well inside a double's exact range. Given to
- * each pool and client we make, not set on pg's global registry: another pg user in the same
- * process keeps pg's defaults.
+ * The pg package, loaded the first time a PostgreSQL destination is used: a process on SQLite (the
+ * default, and every test and benchmark sync) does not spend the ~30 ms of CPU it takes to load.
+ * `types`: int8 (count(*), sums of integers, bigint columns) and numeric arrive as strings by
+ * default. Every such value here is a count, a unix time or minutes, well inside a double's exact
+ * range. Given to each pool and client we make, not set on pg's global registry: another pg user in
+ * the same process keeps pg's defaults.
  */
-export const PG_TYPES: pg.CustomTypesConfig = {
-  getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
-    oid === INT8 || oid === NUMERIC ? (v: string) => Number(v) : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
-};
+export function loadPg(): { pg: typeof pg; types: pg.CustomTypesConfig } {
+  if (loaded) return loaded;
+  const mod = createRequire(import.meta.url)('pg') as typeof pg;
+  const INT8 = mod.types.builtins.INT8;
+  const NUMERIC = mod.types.builtins.NUMERIC;
+  const types: pg.CustomTypesConfig = {
+    getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
+      oid === INT8 || oid === NUMERIC ? (v: string) => Number(v) : mod.types.getTypeParser(oid, format)) as typeof mod.types.getTypeParser,
+  };
+  return (loaded = { pg: mod, types });
+}
 
 const MASK = '***';
 const NO_HOST = '___callsync_no_host___';

@@ -1,4 +1,4 @@
-import pg from 'pg';
+import type pg from 'pg';
 import { CallsyncError } from '../../config/errors.js';
 import {
   DEFAULT_QUERY_TIMEOUT_SECONDS,
@@ -12,7 +12,7 @@ import {
   type QuerySink,
   type QuerySummary,
 } from './contract.js';
-import { connectionError, connectionString, displayUrl, mapPostgresError, PG_TYPES } from './postgres-connection.js';
+import { connectionError, connectionString, displayUrl, loadPg, mapPostgresError } from './postgres-connection.js';
 
 /** The SQLSTATEs of the PostgreSQL errors given a meaning here. */
 const PG = {
@@ -91,7 +91,8 @@ function firstTokenOffset(text: string): number {
  * rolled back. Rows are fetched in batches: memory stays flat whatever the result's size.
  */
 export async function streamPostgres(url: string, text: string, sink: QuerySink, opts: QueryOptions & { limit: number }): Promise<QuerySummary> {
-  const config: pg.ClientConfig = { connectionString: connectionString(url, { passwordEnv: opts.passwordEnv, env: opts.env }), application_name: 'callsync query', connectionTimeoutMillis: 15_000, types: PG_TYPES };
+  const { pg, types } = loadPg();
+  const config: pg.ClientConfig = { connectionString: connectionString(url, { passwordEnv: opts.passwordEnv, env: opts.env }), application_name: 'callsync query', connectionTimeoutMillis: 15_000, types };
   const signal = opts.signal;
   if (signal?.aborted) throw new QueryInterruptedError('query: interrupted before it started');
   const client = new pg.Client(config);
@@ -193,7 +194,7 @@ async function cancelOnServer(config: pg.ClientConfig, pid: number | undefined, 
     client.connection.stream.destroy();
     return;
   }
-  const canceller = new pg.Client({ ...config, application_name: 'callsync query cancel', connectionTimeoutMillis: 5_000 });
+  const canceller = new (loadPg().pg.Client)({ ...config, application_name: 'callsync query cancel', connectionTimeoutMillis: 5_000 });
   canceller.on('error', () => undefined);
   try {
     await canceller.connect();

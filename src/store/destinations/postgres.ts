@@ -1,9 +1,8 @@
 import { Kysely, PostgresAdapter, PostgresDialect, sql } from 'kysely';
-import pg from 'pg';
 import type { DialectSql } from '../../../migrations/dialect.js';
 import type { Database } from '../schema.js';
 import type { Destination, OpenOptions, Store } from './contract.js';
-import { connectionError, connectionString, displayUrl, isPostgresUrl, mapPostgresError, PG_TYPES, type PostgresAuth } from './postgres-connection.js';
+import { connectionError, connectionString, displayUrl, isPostgresUrl, loadPg, mapPostgresError, type PostgresAuth } from './postgres-connection.js';
 import { streamPostgres } from './postgres-query.js';
 
 export { connectionError, connectionString, displayUrl, type PostgresAuth } from './postgres-connection.js';
@@ -13,7 +12,8 @@ export { connectionError, connectionString, displayUrl, type PostgresAuth } from
  * connection is made until the first query.
  */
 function createPostgresDialect(url: string, auth: PostgresAuth = {}): PostgresDialect {
-  const pool = new pg.Pool({ connectionString: connectionString(url, auth), max: 10, idleTimeoutMillis: 10_000, types: PG_TYPES });
+  const { pg, types } = loadPg();
+  const pool = new pg.Pool({ connectionString: connectionString(url, auth), max: 10, idleTimeoutMillis: 10_000, types });
   // A dropped idle connection must not crash the process; the pool replaces it.
   pool.on('error', () => {});
   // Foreign-key checks run a plan that each connection prepares once, on first use, and keeps. On a
@@ -39,7 +39,8 @@ export function openPostgresStore(url: string, auth: PostgresAuth = {}): Store {
  * first query's failure ("migration (unknown) failed: connect ECONNREFUSED").
  */
 export async function assertPostgresReachable(url: string, auth: PostgresAuth = {}): Promise<void> {
-  const client = new pg.Client({ connectionString: connectionString(url, auth), connectionTimeoutMillis: 15_000, application_name: 'callsync check', types: PG_TYPES });
+  const { pg, types } = loadPg();
+  const client = new pg.Client({ connectionString: connectionString(url, auth), connectionTimeoutMillis: 15_000, application_name: 'callsync check', types });
   client.on('error', () => undefined);
   try {
     await client.connect();
