@@ -141,8 +141,21 @@ export function utcPeriod(sec: number | null | undefined, length: 7 | 10): strin
   if (sec == null || !Number.isFinite(sec)) return null;
   const ms = Math.floor(sec) * 1000;
   if (ms < MIN_PERIOD_MS || ms >= MAX_PERIOD_MS) return null;
-  return new Date(ms).toISOString().slice(0, length);
+  // A sync writes calls in time order, so consecutive calls mostly share a day: its texts are
+  // kept rather than formatted twice per call (Date + toISOString was ~1.5 µs a call).
+  const day = Math.floor(ms / DAY_MS);
+  if (day !== lastDay) {
+    lastDay = day;
+    lastDayText = new Date(day * DAY_MS).toISOString().slice(0, 10);
+    lastMonthText = lastDayText.slice(0, 7);
+  }
+  return length === 10 ? lastDayText : lastMonthText;
 }
+
+const DAY_MS = 86_400_000;
+let lastDay = NaN;
+let lastDayText = '';
+let lastMonthText = '';
 
 /** 0000-01-01T00:00:00Z and 10000-01-01T00:00:00Z: the years a period text has four digits for. */
 const MIN_PERIOD_MS = Date.parse('0000-01-01T00:00:00Z');

@@ -25,6 +25,13 @@ describe('utcPeriod agrees with SQLite date() and strftime(%Y-%m)', () => {
     fc.assert(fc.property(fc.integer({ min: 0, max: 300_000_000_000 }), check), { numRuns: 3000 });
   });
 
+  it('for runs of nearby times in either order, as a sync writes them (a day\'s texts are reused)', () => {
+    const edge = 1698796800; // 2023-11-01T00:00:00Z: a day, a month
+    for (let sec = edge - 90_000; sec < edge + 90_000; sec += 997) check(sec);
+    for (const sec of [edge, edge - 1, edge, edge + 86_399, edge + 86_400, edge - 1, edge - 86_400, edge - 86_401]) check(sec);
+    fc.assert(fc.property(fc.array(fc.integer({ min: edge - 200_000, max: edge + 200_000 }), { minLength: 2, maxLength: 50 }), (xs) => xs.forEach(check)), { numRuns: 300 });
+  });
+
   it('is null without a start', () => {
     expect([utcPeriod(null, 10), utcPeriod(undefined, 7)]).toEqual([null, null]);
   });
