@@ -56,11 +56,18 @@ function placeholderRow<C extends string>(columns: readonly C[]): Record<C, numb
   return row;
 }
 
-function pushValues<R extends object>(out: unknown[], rows: readonly R[], from: number, count: number, columns: readonly (keyof R & string)[]): void {
+/**
+ * The parameters of `count` rows from `from`, in column order. Sized once: grown by push, the
+ * arrays of a 512-row statement (17,408 values) were reallocated and copied a dozen times.
+ */
+function rowValues<R extends object>(rows: readonly R[], from: number, count: number, columns: readonly (keyof R & string)[]): unknown[] {
+  const out = new Array<unknown>(count * columns.length);
+  let j = 0;
   for (let i = from; i < from + count; i++) {
     const r = rows[i]!;
-    for (const c of columns) out.push(r[c] ?? null);
+    for (const c of columns) out[j++] = r[c] ?? null;
   }
+  return out;
 }
 
 export interface StoredCallState {
@@ -267,8 +274,7 @@ async function insertRows<R extends object>(
   let at = 0;
   for (const n of statementSizes(rows.length, max)) {
     const q = compiledOnce(trx, `${kind}:${n}`, n * columns.length, () => build(n));
-    const params: unknown[] = [];
-    pushValues(params, rows, at, n, columns);
+    const params = rowValues(rows, at, n, columns);
     at += n;
     const res = await run(trx, q, params);
     onResult?.(res);
