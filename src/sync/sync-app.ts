@@ -112,6 +112,12 @@ export async function syncApp(deps: SyncDeps, settings: Settings, app: AppSettin
     /** Calls listed inside the incremental window, for the proof that the window was listed whole. */
     const listedInWindow = cutoff !== undefined ? new Set<string>() : undefined;
 
+    /**
+     * The app's retry list as this run leaves it (stored at the start, then what each transaction
+     * adds and takes off): a fetched call is taken off only when it is on it, so a sync whose list
+     * is empty (every first sync) sends no delete per page. The app's lease keeps other runs off it.
+     */
+    const retryList = { ids: new Set((await listRetries(db, app.appId, app.region)).map((x) => x.sessionId)), known: true };
     const progress = (): void => opts.onProgress?.({ appId: app.appId, region: app.region, pages: r.pages, callsSeen: r.callsSeen, detailFetches: r.detailFetches, listedTotal });
     const writer = new PageWriter(async (batch) => {
       const now = unixSeconds(clock);
@@ -136,11 +142,19 @@ export async function syncApp(deps: SyncDeps, settings: Settings, app: AppSettin
             }
             if (w.rejects.length) rejected += await insertRejected(trx, w.rejects);
             // The retry list changes with the rows it is about: a crash cannot lose a call from it.
-            if (w.cleared.length) await clearRetries(trx, app.appId, w.cleared);
-            if (w.retries.length) await recordRetries(trx, app.appId, app.region, w.retries, now);
+            const clear = retryList.known ? w.cleared.filter((id) => retryList.ids.delete(id)) : w.cleared;
+            if (clear.length) await clearRetries(trx, app.appId, clear);
+            if (w.retries.length) {
+              await recordRetries(trx, app.appId, app.region, w.retries, now);
+              for (const e of w.retries) retryList.ids.add(e.sessionId);
+            }
           }
           await writeRows();
         });
+      } catch (err) {
+        // The set may now say what the rolled-back transaction did: every later clear is sent.
+        retryList.known = false;
+        throw err;
       } finally {
         r.writeMs += performance.now() - started;
       }
@@ -150,7 +164,7 @@ export async function syncApp(deps: SyncDeps, settings: Settings, app: AppSettin
     }, clock);
     // The follow-up passes may ask for live and retry-listed calls: the fetcher notes which of these
     // it already asked in this run (a small set, whatever the size of the listing).
-    const watch = backfill ? new Set<string>() : new Set([...liveBefore, ...(await listRetries(db, app.appId, app.region)).map((x) => x.sessionId)]);
+    const watch = backfill ? new Set<string>() : new Set([...liveBefore, ...retryList.ids]);
     const fetcher = new DetailFetcher({
       api, limit: pLimit(settings.concurrency), appId: app.appId, region: app.region, runId: opts.runId,
       nowSeconds: () => unixSeconds(clock), log, counters: r, signal: opts.signal, watch,
