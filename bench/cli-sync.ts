@@ -8,7 +8,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { RequestsPerMinute } from '../src/config/schema.js';
 import type { SimStats } from '../src/simulator/index.js';
-import { REPO, runTimed, type SimProcess } from './lib.js';
+import { CLI_MAIN, runTimed, type SimProcess } from './lib.js';
 
 export const BENCH_KEY = 'bench-key-not-secret';
 const KEY_ENV = 'CALLSYNC_BENCH_KEY';
@@ -76,7 +76,7 @@ export async function syncCli(sim: SimProcess, appId: string, database: string, 
     database, detailFetch: o.detailFetch, pageSize: o.pageSize, concurrency: o.concurrency,
     apps: [{ appId, region: 'us', apiKeyEnv: KEY_ENV, requestsPerMinute: o.requestsPerMinute, ...(await sim.baseUrls(appId)) }],
   }));
-  const run = await runTimed(process.execPath, [join(REPO, 'dist/cli/main.js'), 'sync', '--config', config, '--json'], { env: { PATH: process.env.PATH ?? '', [KEY_ENV]: BENCH_KEY } });
+  const run = await runTimed(process.execPath, [CLI_MAIN, 'sync', '--config', config, '--json'], { env: { PATH: process.env.PATH ?? '', [KEY_ENV]: BENCH_KEY } });
   const line = run.stdout.trim().split('\n').find((l) => l.startsWith('{'));
   const r = line ? (JSON.parse(line) as SyncJson) : undefined;
   if (run.code !== 0 || !r || r.status !== 'ok') throw new Error(`callsync sync of ${appId} failed (exit ${run.code}): ${run.stdout.slice(-1000)} ${run.stderr.slice(-1500)}`);

@@ -8,19 +8,18 @@ import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { startSimulator } from '../src/simulator/index.js';
 import { pgExec } from '../test/helpers/databases.js';
+import { CLI_MAIN, REPO } from './lib.js';
 
 const { values } = parseArgs({ options: { calls: { type: 'string', default: '100000' }, runs: { type: 'string', default: '1' } } });
 const calls = Number(values.calls);
 const runs = Math.max(1, Number(values.runs));
 const KEY = 'bench-key-not-secret';
 const ADMIN = process.env.CALLSYNC_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
-const repo = fileURLToPath(new URL('..', import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), 'callsync-dest-'));
-spawnSync('npm', ['run', 'build'], { cwd: repo, stdio: 'ignore' });
+spawnSync('npm', ['run', 'build'], { cwd: REPO, stdio: 'ignore' });
 const sim = await startSimulator({ apps: [{ appId: 'dest', region: 'us', apiKey: KEY, calls, seed: 5 }], port: 0 });
 
 const admin = (q: string): Promise<void> => pgExec(ADMIN, q);
@@ -37,7 +36,7 @@ async function once(dest: 'sqlite' | 'postgres', i: number): Promise<{ wall: num
   const cfg = join(dir, `cfg-${dest}-${i}.json`);
   writeFileSync(cfg, JSON.stringify({ database, apps: [{ appId: 'dest', region: 'us', apiKeyEnv: 'DEST_KEY', requestsPerMinute: 'unlimited', ...sim.baseUrls('dest') }] }));
   const t0 = performance.now();
-  const child = spawn('/usr/bin/time', ['-v', process.execPath, join(repo, 'dist/cli/main.js'), 'sync', '--config', cfg, '--no-progress'], {
+  const child = spawn('/usr/bin/time', ['-v', process.execPath, CLI_MAIN, 'sync', '--config', cfg, '--no-progress'], {
     env: { PATH: process.env.PATH ?? '', DEST_KEY: KEY }, stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';

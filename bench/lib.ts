@@ -1,5 +1,6 @@
 /** Helpers of the benchmark: the simulator process and its control channel, timed child processes. */
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { join } from 'node:path';
 import { createInterface, type Interface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import type { Agent } from 'undici';
@@ -7,6 +8,8 @@ import type { AdvanceOptions, FaultProfile, SimStats, SimulatorOptions } from '.
 import type { SimCommand } from './sim-server.js';
 
 export const REPO = fileURLToPath(new URL('..', import.meta.url));
+/** The built CLI as the `callsync` bin runs it (`npm run build`: scripts/bundle-cli.mjs). */
+export const CLI_MAIN = join(REPO, 'dist/cli/main.js');
 
 /** The simulator running in bench/sim-server.ts, driven over its stdin. */
 export class SimProcess {

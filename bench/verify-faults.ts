@@ -9,12 +9,12 @@ import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { startSimulator, type FaultProfile } from '../src/simulator/index.js';
 import { openSqliteStore } from '../src/store/connection.js';
 import { integrityProblems } from '../test/helpers/db-dump.js';
 import { diffAgainstTruth } from '../test/helpers/truth-diff.js';
+import { CLI_MAIN, REPO } from './lib.js';
 
 const { values } = parseArgs({ options: { calls: { type: 'string', default: '10000' }, always: { type: 'boolean', default: false } } });
 const calls = Number(values.calls);
@@ -23,7 +23,6 @@ const faults: FaultProfile = {
   http429Rate: 0.002, http5xxRate: 0.02, resetRate: 0.01, truncateRate: 0.01, stallRate: 0.002, stallMs: 5_000,
   notFoundCalls: 10, malformedCalls: 5, insertWhilePaging: { afterPage: 3, count: 12 }, removeWhilePaging: { afterPage: 5, count: 3 },
 };
-const repo = fileURLToPath(new URL('..', import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), 'callsync-verify-'));
 const sim = await startSimulator({ apps: [{ appId: 'verify', region: 'us', apiKey: KEY, calls, seed: 11 }], faults, port: 0 });
 const before = new Set(sim.truth('verify').calls.keys());
@@ -37,7 +36,7 @@ writeFileSync(cfg, JSON.stringify({
 /** Runs `callsync sync` from dist/ under /usr/bin/time (asynchronously: this process serves the simulator). */
 async function run(label: string): Promise<void> {
   const t0 = performance.now();
-  const child = spawn('/usr/bin/time', ['-v', process.execPath, join(repo, 'dist/cli/main.js'), 'sync', '--config', cfg], {
+  const child = spawn('/usr/bin/time', ['-v', process.execPath, CLI_MAIN, 'sync', '--config', cfg], {
     env: { PATH: process.env.PATH ?? '', VERIFY_KEY: KEY, CALLSYNC_RETRY_BASE_MS: '50' }, stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
@@ -53,7 +52,7 @@ async function run(label: string): Promise<void> {
   if (problems.length) console.log(`  ${problems.join('\n  ')}`);
 }
 
-spawnSync('npm', ['run', 'build'], { cwd: repo, stdio: 'ignore' });
+spawnSync('npm', ['run', 'build'], { cwd: REPO, stdio: 'ignore' });
 await run('first sync');
 await run('second sync');
 const after = sim.truth('verify');

@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { pgExec } from '../test/helpers/databases.js';
-import { REPO, SimProcess } from './lib.js';
+import { CLI_MAIN, REPO, SimProcess } from './lib.js';
 
 const { values } = parseArgs({
   options: {
@@ -29,7 +29,6 @@ const calls = Number(values.calls);
 const workers = Math.max(2, Number(values.workers));
 const KEY = 'bench-key-not-secret';
 const ADMIN = process.env.CALLSYNC_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
-const MAIN = join(REPO, 'dist/cli/main.js');
 const dir = mkdtempSync(join(tmpdir(), 'callsync-workers-'));
 spawnSync('npm', ['run', 'build'], { cwd: REPO, stdio: 'ignore' });
 
@@ -39,7 +38,7 @@ const sim = await SimProcess.start({ apps: apps.map((appId, i) => ({ appId, regi
 const baseUrls = await Promise.all(apps.map((a) => sim.baseUrls(a)));
 
 function cli(args: string[]): ChildProcess {
-  return spawn(process.execPath, [MAIN, ...args], { env: { PATH: process.env.PATH ?? '', BENCH_KEY: KEY }, stdio: ['ignore', 'pipe', 'pipe'] });
+  return spawn(process.execPath, [CLI_MAIN, ...args], { env: { PATH: process.env.PATH ?? '', BENCH_KEY: KEY }, stdio: ['ignore', 'pipe', 'pipe'] });
 }
 
 function exited(c: ChildProcess): Promise<number | null> {
