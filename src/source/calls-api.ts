@@ -1,5 +1,5 @@
 import { ApiError } from './errors.js';
-import type { AppHttpClient } from './http-client.js';
+import { AS_EXPECTED, type AppHttpClient } from './http-client.js';
 import { isGetCallEnvelope, ListEnvelopeSchema, type Pagination } from './schemas.js';
 
 export interface ListCallsPage {
@@ -13,6 +13,8 @@ export interface ListCallsPage {
  * keeps the listed data and asks again on a later run.
  */
 export type GetCallResult = { found: true; raw: unknown } | { found: false } | { found: true; unusable: string };
+/** Also: Get Call answered exactly the listed entry's text, `listedJson` (see getCall). */
+export type GetListedCallResult = GetCallResult | { found: true; asListed: string };
 
 /**
  * Encodes a sessionId as one path segment. encodeURIComponent covers `/`, `?` and `%`; a bare `.`
@@ -39,15 +41,25 @@ export class CallsApi {
     return { entries: parsed.data.data, pagination: parsed.data.meta?.pagination };
   }
 
-  /** Returns the call's raw record (unwrapping both envelopes), or found:false for ERR_CALL_SESSION_NOT_FOUND. */
-  async getCall(sessionId: string): Promise<GetCallResult> {
+  /**
+   * Returns the call's raw record (unwrapping both envelopes), or found:false for
+   * ERR_CALL_SESSION_NOT_FOUND. With `listedJson` (the call's list entry as JSON.stringify wrote
+   * it), a body that is exactly that entry in the current envelope, `{"data":…}`, byte for byte, is
+   * not parsed: `asListed` is that text, the call as listed.
+   */
+  async getCall(sessionId: string): Promise<GetCallResult>;
+  async getCall(sessionId: string, listedJson: string | undefined): Promise<GetListedCallResult>;
+  async getCall(sessionId: string, listedJson?: string): Promise<GetListedCallResult> {
     let body: unknown;
     try {
-      body = await this.http.getJson(this.callsBaseUrl, `/calls/${encodePathSegment(sessionId)}`, 'get', `Get Call ${JSON.stringify(sessionId.slice(0, 80))}`);
+      const expected = listedJson === undefined ? undefined : `{"data":${listedJson}}`;
+      body = await this.http.getJson(this.callsBaseUrl, `/calls/${encodePathSegment(sessionId)}`, 'get', `Get Call ${JSON.stringify(sessionId.slice(0, 80))}`, expected);
     } catch (err) {
       if (err instanceof ApiError && err.kind === 'not_found') return { found: false };
       throw err;
     }
+    // The listed entry parsed with this sessionId, so the same text is this call, whole.
+    if (body === AS_EXPECTED && listedJson !== undefined) return { found: true, asListed: listedJson };
     if (!isGetCallEnvelope(body)) return { found: true, unusable: 'Get Call answered without a call (no "data" object, or an empty one)' };
     // The record as received, not zod's copy of it: copying turns a "__proto__" key into a prototype.
     const data: unknown = body.data;

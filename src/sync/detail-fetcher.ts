@@ -1,9 +1,9 @@
 import type pLimit from 'p-limit';
-import type { CallsApi, GetCallResult } from '../source/calls-api.js';
+import type { CallsApi, GetListedCallResult } from '../source/calls-api.js';
 import { ApiError } from '../source/errors.js';
+import type { ApiCall } from '../source/schemas.js';
 import type { CallRows, NewRejectedRow } from '../store/schema.js';
 import { apiCallToRows, fingerprint, parseCall } from '../transform/call-rows.js';
-import { sameJson } from '../transform/json-equal.js';
 import type { Logger } from '../log/logger.js';
 import type { PageWrite } from './page-writer.js';
 import type { Pending } from './page-planner.js';
@@ -96,9 +96,9 @@ export class DetailFetcher {
       }
       d.log.warn({ sessionId: id, reason }, 'Get Call gave no usable details; the call is kept as listed and fetched again on later runs');
     };
-    let got: GetCallResult;
+    let got: GetListedCallResult;
     try {
-      got = await d.api.getCall(id);
+      got = await d.api.getCall(id, p.json);
     } catch (err) {
       if (err instanceof ApiError && (err.kind === 'auth' || err.kind === 'account')) {
         this.#fatal ??= err;
@@ -133,20 +133,31 @@ export class DetailFetcher {
       unusable(got.unusable, 'unusable_detail');
       return;
     }
-    // A Get body equal to the list entry parses to the same call: it is not validated twice, and
-    // its text is the entry's (compared as parsed values first: serialising costs more).
-    const same = p.json !== undefined && p.raw !== undefined && sameJson(got.raw, p.raw);
-    const json = same && p.json !== undefined ? p.json : (JSON.stringify(got.raw) ?? 'undefined');
+    if ('asListed' in got) {
+      // Get Call answered the list entry's own text: the call as listed, with its details source
+      // the detail fetch (the service stated them twice).
+      this.#store(p.call, got.asListed, p, now, w, onLive);
+      return;
+    }
+    // A Get body equal to the list entry (spelt differently: spacing, escapes) parses to the same
+    // call: it is not validated twice.
+    const json = JSON.stringify(got.raw) ?? 'undefined';
     const parsed = json === p.json ? ({ ok: true, call: p.call } as const) : parseCall(got.raw, id);
     if (!parsed.ok) {
       w.rejects.push(this.rejected('get_call', parsed.key, parsed.reason, got.raw));
       unusable(`Get Call answered a record that does not parse: ${parsed.reason}`, 'unusable_detail');
       return;
     }
-    const row = apiCallToRows(parsed.call, got.raw, { appId: d.appId, region: d.region, now, source: 'detail', listFingerprint: p.listFingerprint, rawJson: json });
-    if (p.json !== undefined && row.call.is_final === 0) onLive(id);
-    if (looksUnsettled(row.call)) this.fetched.add(id);
+    this.#store(parsed.call, json, p, now, w, onLive);
+  }
+
+  /** The rows of a call Get Call supplied (its text `json`), and it leaves the retry list. */
+  #store(call: ApiCall, json: string, p: Pending, now: number, w: PageWrite, onLive: (id: string) => void): void {
+    const { d } = this;
+    const row = apiCallToRows(call, undefined, { appId: d.appId, region: d.region, now, source: 'detail', listFingerprint: p.listFingerprint, rawJson: json });
+    if (p.json !== undefined && row.call.is_final === 0) onLive(call.sessionId);
+    if (looksUnsettled(row.call)) this.fetched.add(call.sessionId);
     w.rows.push(row);
-    w.cleared.push(id);
+    w.cleared.push(call.sessionId);
   }
 }

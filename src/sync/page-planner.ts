@@ -24,13 +24,12 @@ export interface InvalidEntry {
 /** A call whose details Get Call must supply. */
 export interface Pending {
   call: ApiCall;
-  /** The list entry as JSON.stringify gave it (a third of the parsed object's size); undefined when not listed. */
-  json: string | undefined;
   /**
-   * The list entry as parsed, while its Get is pending: Get Call's answer is compared with it
-   * (sameJson) before anything serialises the answer. Only pages in flight hold it.
+   * The list entry as JSON.stringify gave it; undefined when not listed. Get Call's answer is
+   * compared with this text, so the parsed entry (three times its size, held while the Get is
+   * pending, long enough to be copied by every young-generation GC) is not kept.
    */
-  raw?: unknown;
+  json: string | undefined;
   listFingerprint: string | null;
   /** The call is (or was stored) live: a not-found answer is believed only after a few runs. */
   live?: boolean;
@@ -125,7 +124,7 @@ export function planPage(valid: readonly ListedEntry[], ctx: PlanContext): PageP
     if (!ctx.refetch && !relisted && ctx.detailFetch === 'auto' && listEntryIsComplete(v.call)) {
       plan.listRows.push(apiCallToRows(v.call, v.raw, { appId: ctx.appId, region: ctx.region, now: ctx.now, source: 'list', listFingerprint: v.fp, rawJson: v.json }));
     } else {
-      plan.pending.push({ call: v.call, json: v.json, raw: v.raw, listFingerprint: v.fp, live });
+      plan.pending.push({ call: v.call, json: v.json, listFingerprint: v.fp, live });
     }
   }
   return plan;

@@ -222,3 +222,48 @@ describe('a Get Call that answers with another call', () => {
     }
   });
 });
+
+describe('a Get Call answer compared with its list entry before it is parsed', () => {
+  it('is stored as Get Call said whether it is the entry byte for byte, spelt differently, or one byte off', async () => {
+    const tmp = tempDir('callsync-as-listed-');
+    const same = call('same');
+    const spaced = call('spaced');
+    const oneOff = call('one-off', { totalAudioMinutes: 0.5 });
+    const listed = [same, spaced, oneOff];
+    const gets = new Map<string, string>([
+      // The entry's own text: not parsed again, stored as it is.
+      ['same', `{"data":${JSON.stringify(same)}}`],
+      // The same values spelt with spaces and an escape: parsed, and equal to the entry.
+      ['spaced', `{ "data" : ${JSON.stringify(spaced, null, 1).replace('"audio"', '"\\u0061udio"')} }`],
+      // As long as the entry's text, one digit different: Get Call's figure wins.
+      ['one-off', `{"data":${JSON.stringify({ ...oneOff, totalAudioMinutes: 0.7 })}}`],
+    ]);
+    const server = await startServer((req): Reply => {
+      const { path } = pathAndPage(req.url);
+      if (path === CALLS_PREFIX) return { status: 200, body: JSON.stringify({ data: listed, meta: { pagination: { total: 3, count: 3, per_page: 100, current_page: 1, total_pages: 1 } } }) };
+      const body = gets.get(decodeURIComponent(path.slice(CALLS_PREFIX.length + 1)));
+      return body === undefined ? { status: 404, body: '{"error":{"code":"ERR_CALL_SESSION_NOT_FOUND"}}' } : { status: 200, body };
+    });
+    try {
+      expect(gets.get('one-off')!.length).toBe(`{"data":${JSON.stringify(oneOff)}}`.length);
+      const db = join(tmp.dir, 'as-listed.db');
+      const r = (await syncWith(settingsAt(viaProxy(server.url, APP), db, { detailFetch: 'always' }))).results[0]!;
+      expect(r.status, r.error).toBe('ok');
+      expect(r.detailFetches).toBe(3);
+      await withStore(db, async (s) => {
+        const rows = await s.db.selectFrom('calls_with_payload').select(['session_id', 'type', 'total_audio_minutes', 'details_source', 'raw_json']).orderBy('session_id').execute();
+        expect(rows.map((c) => [c.session_id, c.type, c.total_audio_minutes, c.details_source])).toEqual([
+          ['one-off', 'audio', 0.7, 'detail'],
+          ['same', 'audio', 0.5, 'detail'],
+          ['spaced', 'audio', 0.5, 'detail'],
+        ]);
+        expect(JSON.parse(rows[0]!.raw_json)).toEqual({ ...oneOff, totalAudioMinutes: 0.7 });
+        expect(rows[1]!.raw_json).toBe(JSON.stringify(same));
+        expect(JSON.parse(rows[2]!.raw_json)).toEqual(spaced);
+      });
+    } finally {
+      await server.close();
+      tmp.cleanup();
+    }
+  });
+});
