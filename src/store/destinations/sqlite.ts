@@ -64,6 +64,10 @@ function openNative(path: string, opts: OpenOptions): SqliteDatabase.Database {
       native.pragma(`page_size = ${PAGE_SIZE}`);
       native.pragma('journal_mode = WAL');
       native.pragma('synchronous = NORMAL');
+      // Statement journals (SQLite keeps one while a multi-row write runs inside a transaction, to
+      // undo that statement alone) spill to a temporary file past 64 KB, two of these 32 KB pages:
+      // a sync wrote some 13 KB per call to them (issue 16). In memory they are a few MB at most.
+      native.pragma('temp_store = MEMORY');
       if (path !== ':memory:') keepPrivate(path);
     }
     native.pragma('foreign_keys = ON');
