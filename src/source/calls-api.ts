@@ -52,7 +52,7 @@ export class CallsApi {
   async getCall(sessionId: string, listedJson?: string): Promise<GetListedCallResult> {
     let body: unknown;
     try {
-      const expected = listedJson === undefined ? undefined : `{"data":${listedJson}}`;
+      const expected = listedJson === undefined ? undefined : ['{"data":', listedJson, '}'];
       body = await this.http.getJson(this.callsBaseUrl, `/calls/${encodePathSegment(sessionId)}`, 'get', `Get Call ${JSON.stringify(sessionId.slice(0, 80))}`, expected);
     } catch (err) {
       if (err instanceof ApiError && err.kind === 'not_found') return { found: false };

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { decodeUtf8 } from '../../src/source/http-client.js';
+import { bytesAre, decodeUtf8 } from '../../src/source/http-client.js';
 
 /** decodeUtf8 must give what a fatal TextDecoder gives: the same text, or a refusal where it throws. */
 
@@ -35,5 +35,31 @@ describe('decodeUtf8', () => {
     }
     expect(refused).toBeGreaterThan(1_000);
     expect(decodeUtf8(Buffer.from('efbbbf7b7d', 'hex'), true)).toBe('{}');
+  });
+});
+
+describe('bytesAre', () => {
+  it('is true exactly when the bytes are the UTF-8 of the pieces joined', () => {
+    let seed = 7;
+    const rnd = (n: number): number => {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31;
+      return seed % n;
+    };
+    const chars = ['a', '"', '{', '}', 'é', '€', '🙂', '\u0000', '\\'];
+    const text = (): string => Array.from({ length: rnd(5) }, () => chars[rnd(chars.length)]!).join('');
+    let equal = 0;
+    for (let i = 0; i < 20_000; i++) {
+      const pieces = Array.from({ length: 1 + rnd(3) }, text);
+      // Half the time the body is the pieces' own bytes; else another text of like length.
+      const body = rnd(2) === 0 ? pieces.join('') : text();
+      const bytes = Buffer.from(body, 'utf8');
+      const want = Buffer.from(pieces.join(''), 'utf8').equals(bytes);
+      if (want) equal++;
+      expect(bytesAre(bytes, pieces), JSON.stringify([pieces, body])).toBe(want);
+      // Equal bytes with one byte more or less are not.
+      if (want && bytes.length > 0) expect(bytesAre(bytes.subarray(0, bytes.length - 1), pieces)).toBe(false);
+      if (want) expect(bytesAre(Buffer.concat([bytes, Buffer.from('x')]), pieces)).toBe(false);
+    }
+    expect(equal).toBeGreaterThan(5_000);
   });
 });
