@@ -27,5 +27,6 @@ COPY bin ./bin
 RUN mkdir -p /data /config && chown node:node /data
 USER node
 VOLUME ["/data"]
-ENTRYPOINT ["node", "bin/callsync.js"]
+# The bin itself (its first line gives Node its flags, see bin/callsync.js).
+ENTRYPOINT ["/app/bin/callsync.js"]
 CMD ["schedule", "--config", "/config/callsync.config.json"]

@@ -1,6 +1,6 @@
 /**
- * One `callsync sync` exactly as a user runs it: the built CLI (`node dist/cli/main.js sync
- * --config … --json`, after `npm run build`), a config file, the key in the environment, under
+ * One `callsync sync` exactly as a user runs it: the bin (`bin/callsync.js sync --config … --json`,
+ * executed itself, after `npm run build`), a config file, the key in the environment, under
  * /usr/bin/time -v for its CPU (user + sys) and peak RSS. Against the local simulator the config says
  * `requestsPerMinute: "unlimited"`, so the benchmark measures the CLI's own work, not its pacing.
  */
@@ -8,7 +8,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { RequestsPerMinute } from '../src/config/schema.js';
 import type { SimStats } from '../src/simulator/index.js';
-import { CLI_MAIN, runTimed, type SimProcess } from './lib.js';
+import { BIN_PATH, CALLSYNC_BIN, runTimed, type SimProcess } from './lib.js';
 
 export const BENCH_KEY = 'bench-key-not-secret';
 const KEY_ENV = 'CALLSYNC_BENCH_KEY';
@@ -76,7 +76,7 @@ export async function syncCli(sim: SimProcess, appId: string, database: string, 
     database, detailFetch: o.detailFetch, pageSize: o.pageSize, concurrency: o.concurrency,
     apps: [{ appId, region: 'us', apiKeyEnv: KEY_ENV, requestsPerMinute: o.requestsPerMinute, ...(await sim.baseUrls(appId)) }],
   }));
-  const run = await runTimed(process.execPath, [CLI_MAIN, 'sync', '--config', config, '--json'], { env: { PATH: process.env.PATH ?? '', [KEY_ENV]: BENCH_KEY } });
+  const run = await runTimed(CALLSYNC_BIN, ['sync', '--config', config, '--json'], { env: { PATH: BIN_PATH, [KEY_ENV]: BENCH_KEY } });
   const line = run.stdout.trim().split('\n').find((l) => l.startsWith('{'));
   const r = line ? (JSON.parse(line) as SyncJson) : undefined;
   if (run.code !== 0 || !r || r.status !== 'ok') throw new Error(`callsync sync of ${appId} failed (exit ${run.code}): ${run.stdout.slice(-1000)} ${run.stderr.slice(-1500)}`);

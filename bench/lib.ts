@@ -1,6 +1,6 @@
 /** Helpers of the benchmark: the simulator process and its control channel, timed child processes. */
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
-import { join } from 'node:path';
+import { delimiter, dirname, join } from 'node:path';
 import { createInterface, type Interface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import type { Agent } from 'undici';
@@ -10,6 +10,13 @@ import type { SimCommand } from './sim-server.js';
 export const REPO = fileURLToPath(new URL('..', import.meta.url));
 /** The built CLI as the `callsync` bin runs it (`npm run build`: scripts/bundle-cli.mjs). */
 export const CLI_MAIN = join(REPO, 'dist/cli/main.js');
+/**
+ * `callsync` as an installed bin runs it: bin/callsync.js executed itself, so the Node flags of its
+ * first line apply (what npm's bin link or `npx callsync` runs). Spawn it with BIN_PATH as PATH.
+ */
+export const CALLSYNC_BIN = join(REPO, 'bin/callsync.js');
+/** PATH for CALLSYNC_BIN: this Node's folder first, so the bin's `env node` finds the Node running the bench. */
+export const BIN_PATH = [dirname(process.execPath), process.env.PATH ?? ''].join(delimiter);
 
 /** The simulator running in bench/sim-server.ts, driven over its stdin. */
 export class SimProcess {

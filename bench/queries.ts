@@ -27,7 +27,7 @@ import { migrateToLatest } from '../src/store/migrate.js';
 import { saveSyncState, startRun, updateRun } from '../src/store/runs-repo.js';
 import type { CallRows, Database } from '../src/store/schema.js';
 import { apiCallToRows, parseCall } from '../src/transform/call-rows.js';
-import { CLI_MAIN } from './lib.js';
+import { BIN_PATH, CALLSYNC_BIN } from './lib.js';
 
 /** The simulator's default "now" (2025-12-01): its calls span the months before it. */
 const NOW = 1_764_547_200;
@@ -225,7 +225,7 @@ function round(n: number): number {
 /** Wall and CPU (user + system, from /usr/bin/time) milliseconds of one CLI process (the built dist/). */
 function cliMs(args: string[]): { wallMs: number; cpuMs: number } {
   const t = performance.now();
-  const r = spawnSync('/usr/bin/time', ['-f', 'cpu %U %S', process.execPath, CLI_MAIN, ...args], { encoding: 'utf8', maxBuffer: 1 << 28 });
+  const r = spawnSync('/usr/bin/time', ['-f', 'cpu %U %S', CALLSYNC_BIN, ...args], { encoding: 'utf8', maxBuffer: 1 << 28, env: { ...process.env, PATH: BIN_PATH } });
   const wallMs = performance.now() - t;
   if (r.status !== 0) throw new Error(`callsync ${args[0]} failed (${r.status}): ${r.stderr.slice(-1000)}`);
   const m = /cpu ([\d.]+) ([\d.]+)\s*$/.exec(r.stderr);

@@ -21,7 +21,7 @@ import type { RequestsPerMinute } from '../src/config/schema.js';
 import type { BoundArgs, BoundResult } from './bound-client.js';
 import { BENCH_KEY as KEY, syncCli, type SyncRun } from './cli-sync.js';
 import { figuresTable } from './figures-table.js';
-import { CLI_MAIN, MB, REPO, runScript, runTimed, SimProcess } from './lib.js';
+import { BIN_PATH, CALLSYNC_BIN, MB, REPO, runScript, runTimed, SimProcess } from './lib.js';
 import type { NaiveArgs, NaiveResult } from './naive-sync.js';
 import { checkPhaseSources, queriesPhase, storagePhase, type QueryFigures, type StorageFigures } from './optional-phases.js';
 
@@ -259,9 +259,9 @@ async function reportsPhase(database: string, calls: number): Promise<ReportsRes
   const out: ReportsResult = { calls, reconcileMs: [], exportMs: [], totalMs: [] };
   for (let k = 0; k < RUNS; k++) {
     log(`reports: reconcile and billing export over ${calls} calls ${k + 1}/${RUNS}`);
-    const rec = await runTimed(process.execPath, [CLI_MAIN, 'reconcile', '--database', database, '--format', 'json'], { useTime: false });
+    const rec = await runTimed(CALLSYNC_BIN, ['reconcile', '--database', database, '--format', 'json'], { useTime: false, env: { ...process.env, PATH: BIN_PATH } });
     if (rec.code !== 0) throw new Error(`reconcile failed (${rec.code}): ${rec.stderr.slice(-1000)}`);
-    const exp = await runTimed(process.execPath, [CLI_MAIN, 'export', 'billing', '--database', database, '--from', REPORT_FROM, '--to', REPORT_TO, '--out', join(work, 'billing.csv')], { useTime: false });
+    const exp = await runTimed(CALLSYNC_BIN, ['export', 'billing', '--database', database, '--from', REPORT_FROM, '--to', REPORT_TO, '--out', join(work, 'billing.csv')], { useTime: false, env: { ...process.env, PATH: BIN_PATH } });
     if (exp.code !== 0) throw new Error(`export billing failed (${exp.code}): ${exp.stderr.slice(-1000)}`);
     out.reconcileMs.push(rec.wallMs);
     out.exportMs.push(exp.wallMs);
