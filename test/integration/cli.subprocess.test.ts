@@ -1,8 +1,9 @@
+import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { delimiter, dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Simulator } from '../../src/simulator/index.js';
-import { runCli } from '../helpers/cli.js';
+import { collect, REPO, runCli } from '../helpers/cli.js';
 import { KEY_ENV, startTestSim, tempDir, TEST_KEY, testConfig, withStore } from '../helpers/harness.js';
 import { diffAgainstTruth } from '../helpers/truth-diff.js';
 
@@ -29,6 +30,22 @@ describe('the callsync CLI as a subprocess', () => {
     const again = await runCli(['sync', '--config', cfg], { [KEY_ENV]: TEST_KEY });
     expect(again.code).toBe(0);
     expect(again.stdout).toMatch(/ok \[incremental\].* 0 needed Get Call/);
+  });
+
+  it('runs through the bin as npm links it: bin/callsync.js executed itself, its first line giving Node its flags', async () => {
+    const cfg = join(tmp.dir, 'bin.json');
+    const db = join(tmp.dir, 'bin.db');
+    writeFileSync(cfg, JSON.stringify(testConfig(sim, ['app1'], db)));
+    // The Node running the tests first on PATH, as the bin's `env -S node …` looks it up there.
+    const child = spawn(join(REPO, 'bin/callsync.js'), ['sync', '--config', cfg, '--json'], {
+      env: { PATH: [dirname(process.execPath), process.env.PATH ?? ''].join(delimiter), HOME: process.env.HOME ?? '/tmp', [KEY_ENV]: TEST_KEY },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const res = await collect(child);
+    expect(res.stderr).toBe('');
+    expect(res.code).toBe(0);
+    expect(JSON.parse(res.stdout.trim().split('\n')[0]!)).toMatchObject({ appId: 'app1', status: 'ok' });
+    await withStore(db, async (s) => expect(await diffAgainstTruth(s.db, sim.truth('app1'))).toEqual([]));
   });
 
   it('exits 1 with the app named when its key is wrong, and never prints the key', async () => {
