@@ -16,13 +16,17 @@ function reference(bytes: Buffer, strict: boolean): string | undefined {
 // Pieces that make valid and invalid UTF-8: BOMs, overlongs, encoded surrogates, truncated and stray bytes.
 const PIECES = ['7b', '22', '61', 'efbbbf', 'c3a9', 'e282ac', 'f09f9880', 'c0af', 'e080af', 'eda080', 'edbfbf', 'f4908080', 'c3', 'e282', '80', 'ff', 'fe', '00'];
 
+/** A repeatable stream of integers below `n` (a linear congruential generator from `seed`). */
+function randomInts(seed: number): (n: number) => number {
+  return (n) => {
+    seed = (seed * 1103515245 + 12345) % 2 ** 31;
+    return seed % n;
+  };
+}
+
 describe('decodeUtf8', () => {
   it('decodes as a fatal TextDecoder does, BOM dropped, and refuses where it throws', () => {
-    let seed = 3;
-    const rnd = (n: number): number => {
-      seed = (seed * 1103515245 + 12345) % 2 ** 31;
-      return seed % n;
-    };
+    const rnd = randomInts(3);
     let refused = 0;
     for (let i = 0; i < 20_000; i++) {
       const hex = Array.from({ length: rnd(6) }, () => PIECES[rnd(PIECES.length)]!).join('');
@@ -40,11 +44,7 @@ describe('decodeUtf8', () => {
 
 describe('bytesAre', () => {
   it('is true exactly when the bytes are the UTF-8 of the pieces joined', () => {
-    let seed = 7;
-    const rnd = (n: number): number => {
-      seed = (seed * 1103515245 + 12345) % 2 ** 31;
-      return seed % n;
-    };
+    const rnd = randomInts(7);
     const chars = ['a', '"', '{', '}', 'é', '€', '🙂', '\u0000', '\\'];
     const text = (): string => Array.from({ length: rnd(5) }, () => chars[rnd(chars.length)]!).join('');
     let equal = 0;
