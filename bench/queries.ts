@@ -222,7 +222,7 @@ function round(n: number): number {
   return Math.round(n * 100) / 100;
 }
 
-/** Wall and CPU (user + system, from /usr/bin/time) milliseconds of one CLI process (the built dist/). */
+/** Wall and CPU (user + system, from /usr/bin/time) milliseconds of one CLI process (the bin, on the built dist/). */
 function cliMs(args: string[]): { wallMs: number; cpuMs: number } {
   const t = performance.now();
   const r = spawnSync('/usr/bin/time', ['-f', 'cpu %U %S', CALLSYNC_BIN, ...args], { encoding: 'utf8', maxBuffer: 1 << 28, env: { ...process.env, PATH: BIN_PATH } });

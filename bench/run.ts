@@ -190,7 +190,7 @@ async function memoryPhase(): Promise<MemoryRun[]> {
       let database = '';
       for (let k = 0; k < n; k++) {
         database = freshDb(`mem-${calls}`);
-        log(`memory: ${calls}-call sync (callsync sync from dist/, detailFetch auto, pageSize ${MEMORY_PAGE_SIZE}) ${k + 1}/${n}`);
+        log(`memory: ${calls}-call sync (callsync sync through bin/callsync.js, detailFetch auto, pageSize ${MEMORY_PAGE_SIZE}) ${k + 1}/${n}`);
         runs.push(await sync(sim, `mem${calls}`, database, { detailFetch: 'auto', pageSize: MEMORY_PAGE_SIZE }));
         log(`  ${round(runs.at(-1)!.peakRssBytes / MB)} MB peak RSS, ${round(runs.at(-1)!.syncMs / 1000, 1)} s`);
       }
@@ -250,7 +250,7 @@ export interface ReportsResult {
 }
 
 async function buildDist(): Promise<void> {
-  log('npm run build (every sync and report runs the built CLI in dist/)');
+  log('npm run build (every sync and report runs the built CLI, through bin/callsync.js)');
   const build = await runTimed('npm', ['run', 'build'], { useTime: false });
   if (build.code !== 0) throw new Error(`npm run build failed: ${build.stdout.slice(-1000)}${build.stderr.slice(-1000)}`);
 }

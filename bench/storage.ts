@@ -2,7 +2,7 @@
  * `npm run bench:storage [-- --calls N]` (and the end of `npm run bench`): bytes per call of a SQLite
  * database after a full `callsync sync` of N calls (default 200,000; issue 16's target ≤ 2,500),
  * with what each table and index takes (SQLite's dbstat). The sync is the CLI a user runs, as a
- * subprocess (bench/cli-sync.ts: the built dist/, which `npm run bench:storage` builds first),
+ * subprocess (bench/cli-sync.ts: the bin on the built dist/, which `npm run bench:storage` builds first),
  * against the simulator in its own process, with the config's defaults (detailFetch auto).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
