@@ -4,6 +4,11 @@
  * `concurrency` Gets at once while listing goes on, parses each body with JSON.parse and stores
  * nothing. A keep-alive undici Agent sized as in src/cli/runtime.ts. No pacing, no validation.
  *
+ * With `busyUsPerCall`, the main thread spins that long after each Get (standing in for a sync's own
+ * work per call), so the client runs at a sync's pace; `busyMs` is the spun time, to subtract. A
+ * client's CPU per request depends on its pace: on loopback each write wakes the server when it is
+ * idle, which a client that keeps it busy never pays.
+ *
  *   node --import tsx bench/bound-client.ts '<BoundArgs as JSON>'     → one JSON line (BoundResult)
  */
 import pLimit from 'p-limit';
@@ -15,6 +20,7 @@ export interface BoundArgs {
   apiKey: string;
   pageSize: number;
   concurrency: number;
+  busyUsPerCall?: number;
 }
 
 export interface BoundResult {
@@ -23,6 +29,8 @@ export interface BoundResult {
   ms: number;
   /** CPU time (user + system, all threads) of this process while it ran. */
   cpuMs: number;
+  /** Of cpuMs, the time spun for busyUsPerCall (0 without it). */
+  busyMs: number;
   maxRssBytes: number;
 }
 
@@ -40,6 +48,18 @@ interface ListBody {
 }
 
 const limit = pLimit(args.concurrency);
+const busyMs = (args.busyUsPerCall ?? 0) / 1000;
+let spunMs = 0;
+/** One Get; then, with busyUsPerCall, a spin of that long on the main thread. */
+async function getCall(id: string): Promise<unknown> {
+  const body = await getJson(`/calls/${encodeURIComponent(id)}`);
+  if (busyMs > 0) {
+    const t = performance.now();
+    while (performance.now() - t < busyMs);
+    spunMs += performance.now() - t;
+  }
+  return body;
+}
 const cpu0 = process.cpuUsage();
 const t0 = performance.now();
 let calls = 0;
@@ -48,7 +68,7 @@ for (let page = 1; ; page++) {
   const body = (await getJson(`/calls?page=${page}&perPage=${args.pageSize}`)) as ListBody;
   const ids = body.data.map((c) => c.sessionId);
   calls += ids.length;
-  outstanding.push(Promise.all(ids.map((id) => limit(() => getJson(`/calls/${encodeURIComponent(id)}`)))));
+  outstanding.push(Promise.all(ids.map((id) => limit(() => getCall(id)))));
   if (outstanding.length >= PAGES_AHEAD) await outstanding.shift();
   const p = body.meta?.pagination;
   if (ids.length < args.pageSize && (p?.total_pages === undefined || (p.current_page ?? page) >= p.total_pages)) break;
@@ -57,5 +77,5 @@ await Promise.all(outstanding);
 const ms = performance.now() - t0;
 const cpu = process.cpuUsage(cpu0);
 await agent.close();
-const result: BoundResult = { calls, requests: client.requests, ms, cpuMs: (cpu.user + cpu.system) / 1000, maxRssBytes: process.resourceUsage().maxRSS * 1024 };
+const result: BoundResult = { calls, requests: client.requests, ms, cpuMs: (cpu.user + cpu.system) / 1000, busyMs: spunMs, maxRssBytes: process.resourceUsage().maxRSS * 1024 };
 process.stdout.write(`${JSON.stringify(result)}\n`);

@@ -115,6 +115,10 @@ export function figuresTable(input: TableInput): { rows: Row[]; text: string } {
       `full sync, empty db, detailFetch always, ${n(s.fullCalls)} calls (callsync sync, requestsPerMinute "unlimited")`,
       `${round(m((r) => r.full.callsPerSec))} calls/s, ${round(m((r) => r.full.syncMs) / 1000, 1)} s (process ${round(m((r) => r.full.wallMs) / 1000, 1)} s), ${round(m((r) => r.full.requests))} requests, peak RSS ${round(m((r) => r.full.peakRssBytes) / MB)} MB`,
     ));
+    rows.push(info(
+      "bound at the sync's pace: the bare client spinning the sync's extra CPU per call after each Get; its own CPU per call (less the spin), and the sync's over it",
+      `${round(m((r) => ((r.boundAtPace.cpuMs - r.boundAtPace.busyMs) * 1000) / r.boundAtPace.calls))} µs per call at ${round(m((r) => r.boundAtPace.callsPerSec))} calls/s; ${round(m((r) => r.cpuRatioAtPace), 2)} ×`,
+    ));
     rows.push(info('simulator CPU per call meanwhile: beside the bound / beside the sync', `${round(m((r) => (r.bound.simCpuMs * 1000) / r.bound.calls))} µs / ${round(m((r) => (r.full.simCpuMs * 1000) / r.full.callsSeen))} µs`));
     const quietGets = Math.max(...t.map((r) => r.quiet.sim.get));
     const q = t.map((r) => r.quiet);

@@ -107,6 +107,12 @@ export interface ThroughputRun {
   naiveDefaults: NaiveResult & { callsPerSec: number };
   /** CPU per call: the sync process (whole, /usr/bin/time) over the bound client's (in-process). */
   cpuRatio: number;
+  /**
+   * The bound again, spinning after each Get for the sync's extra CPU per call (so at about the
+   * sync's pace), and the sync's CPU per call over that bound's own (its CPU less the spin).
+   */
+  boundAtPace: BoundResult & { callsPerSec: number };
+  cpuRatioAtPace: number;
   multipleOfNaive: number;
   multipleOfNaiveDefaults: number;
   /** The sync's own durations (as the CLI reports them): quiet or 1 % re-run over the full sync. */
@@ -141,6 +147,9 @@ async function throughputPhase(): Promise<ThroughputRun[]> {
           fullSimCpuMs = (await sim.cpuMs()) - simCpu0;
         }
       }
+      const extraUs = Math.max(0, (full!.cpuMs * 1000) / full!.callsSeen - (bound!.cpuMs * 1000) / bound!.calls);
+      log(`run ${k + 1}/${RUNS}: bound client at the sync's pace (${Math.round(extraUs)} µs spun after each Get)`);
+      const atPace = (await runScript<BoundResult>('bench/bound-client.ts', { ...boundArgs, busyUsPerCall: extraUs } satisfies BoundArgs)).result;
       log(`run ${k + 1}/${RUNS}: quiet re-run`);
       const quiet = await sync(sim, appId, db, { detailFetch: 'always' });
       const added = (await sim.advance(appId, { newCalls: Math.round(FULL_CALLS * NEW_SHARE) })).added;
@@ -157,6 +166,8 @@ async function throughputPhase(): Promise<ThroughputRun[]> {
       out.push({
         bound: b, full: f, quiet, onePercent: { ...onePercent, added }, naive: n, naiveDefaults: nd,
         cpuRatio: (f.cpuMs / f.callsSeen) / (b.cpuMs / b.calls),
+        boundAtPace: { ...atPace, callsPerSec: callsPerSec(atPace.calls, atPace.ms) },
+        cpuRatioAtPace: (f.cpuMs / f.callsSeen) / ((atPace.cpuMs - atPace.busyMs) / atPace.calls),
         multipleOfNaive: f.callsPerSec / n.callsPerSec,
         multipleOfNaiveDefaults: f.callsPerSec / nd.callsPerSec,
         quietFraction: quiet.syncMs / f.syncMs,
