@@ -27,6 +27,8 @@ COPY bin ./bin
 RUN mkdir -p /data /config && chown node:node /data
 USER node
 VOLUME ["/data"]
-# The bin itself (its first line gives Node its flags, see bin/callsync.js).
-ENTRYPOINT ["/app/bin/callsync.js"]
+# A 32 MB young generation (Node's default is 16): a sync's calls then die young instead of being
+# copied by every young collection, ~10 % less CPU per call (README, Performance).
+ENV NODE_OPTIONS="--max-semi-space-size=32"
+ENTRYPOINT ["node", "bin/callsync.js"]
 CMD ["schedule", "--config", "/config/callsync.config.json"]

@@ -11,8 +11,9 @@ export const REPO = fileURLToPath(new URL('..', import.meta.url));
 /** The built CLI as the `callsync` bin runs it (`npm run build`: scripts/bundle-cli.mjs). */
 export const CLI_MAIN = join(REPO, 'dist/cli/main.js');
 /**
- * `callsync` as an installed bin runs it: bin/callsync.js executed itself, so the Node flags of its
- * first line apply (what npm's bin link or `npx callsync` runs). Spawn it with BIN_PATH as PATH.
+ * `callsync` as an installed bin runs it: bin/callsync.js executed itself (what npm's bin link or
+ * `npx callsync` runs), with Node's defaults unless the environment says otherwise. Spawn it with
+ * BIN_PATH as PATH.
  */
 export const CALLSYNC_BIN = join(REPO, 'bin/callsync.js');
 /** PATH for CALLSYNC_BIN: this Node's folder first, so the bin's `env node` finds the Node running the bench. */

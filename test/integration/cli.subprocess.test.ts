@@ -32,11 +32,11 @@ describe('the callsync CLI as a subprocess', () => {
     expect(again.stdout).toMatch(/ok \[incremental\].* 0 needed Get Call/);
   });
 
-  it('runs through the bin as npm links it: bin/callsync.js executed itself, its first line giving Node its flags', async () => {
+  it('runs through the bin as npm links it: bin/callsync.js executed itself, with the Node found on PATH', async () => {
     const cfg = join(tmp.dir, 'bin.json');
     const db = join(tmp.dir, 'bin.db');
     writeFileSync(cfg, JSON.stringify(testConfig(sim, ['app1'], db)));
-    // The Node running the tests first on PATH, as the bin's `env -S node …` looks it up there.
+    // The Node running the tests first on PATH, as the bin's `env node` looks it up there.
     const child = spawn(join(REPO, 'bin/callsync.js'), ['sync', '--config', cfg, '--json'], {
       env: { PATH: [dirname(process.execPath), process.env.PATH ?? ''].join(delimiter), HOME: process.env.HOME ?? '/tmp', [KEY_ENV]: TEST_KEY },
       stdio: ['ignore', 'pipe', 'pipe'],
