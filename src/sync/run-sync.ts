@@ -144,3 +144,35 @@ export async function runSyncExclusive(
     await got.lease.release().catch((err: unknown) => deps.log.warn({ err: (err as Error).message }, 'lease not released; it expires by itself'));
   }
 }
+
+export type WithoutSyncOutcome<T> = { busy: string } | { busy?: undefined; value: T };
+
+/**
+ * Runs `fn` while no sync of these apps can run, holding what a sync takes (runSyncCoordinated):
+ * the database's sync lease on SQLite, each app's advisory lock on PostgreSQL. When a sync holds it
+ * now, `fn` does not run and `busy` says who holds it: a change made beside a running sync (a
+ * watermark reset, say) would be overwritten by that sync as it ends.
+ */
+export async function whileNotSyncing<T>(
+  deps: Pick<SyncDeps, 'db' | 'clock'>,
+  apps: readonly { appId: string; region: string }[],
+  leaseTtlMs: number,
+  fn: () => Promise<T>,
+): Promise<WithoutSyncOutcome<T>> {
+  if (destinationOf(deps.db).capabilities.concurrentWriters) {
+    const lockFrom = async (i: number): Promise<WithoutSyncOutcome<T>> => {
+      const app = apps[i];
+      if (!app) return { value: await fn() };
+      const got = await withAdvisoryLock(deps.db, appLockKey(app.appId, app.region), () => lockFrom(i + 1));
+      return got.locked ? got.value : { busy: `${app.appId} (${app.region}): ${APP_BUSY}` };
+    };
+    return lockFrom(0);
+  }
+  const got = await acquireLease(deps.db, SYNC_LEASE, deps.clock, leaseTtlMs);
+  if (!got.acquired) return { busy: `another callsync is syncing this database: ${describeHolder(got.heldBy)}` };
+  try {
+    return { value: await fn() };
+  } finally {
+    await got.lease.release();
+  }
+}

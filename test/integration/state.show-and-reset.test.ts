@@ -5,6 +5,11 @@ import { it, test } from '../helpers/fixture.js';
 import { runCliOnTerminal } from '../helpers/terminal.js';
 import { KEY_ENV, TEST_KEY, withStore } from '../helpers/harness.js';
 import { diffAgainstTruth } from '../helpers/truth-diff.js';
+import { EXIT } from '../../src/cli/exit-codes.js';
+import { systemClock } from '../../src/config/clock.js';
+import { appLockKey, withAdvisoryLock } from '../../src/store/app-lock.js';
+import { acquireLease } from '../../src/sync/lease.js';
+import { SYNC_LEASE } from '../../src/sync/run-sync.js';
 
 const dialects = await testDialects();
 
@@ -82,5 +87,42 @@ describe.each(dialects)('state show and state reset [%s]', (dialect) => {
       expect(await diffAgainstTruth(s.db, sim.truth('app1'))).toEqual([]);
       expect(await diffAgainstTruth(s.db, sim.truth('app2'))).toEqual([]);
     });
+  }, 300_000);
+
+  it('refuses to reset while a sync holds the app (its watermark would undo the reset), and resets once it is free', async ({ database: db }) => {
+    expect((await runCli(['sync', '--config', cfg, '--quiet'], env)).code).toBe(0);
+    const before = (await show('--app', 'app1'))[0]!.state!.watermark_started_at;
+    expect(before).toEqual(expect.any(Number));
+    const reset = (): ReturnType<typeof runCli> => runCli(['state', 'reset', '--config', cfg, '--app', 'app1', '--yes']);
+    // Held as a sync holds it: the database's sync lease on SQLite, the app's advisory lock on PostgreSQL.
+    const refused = await withStore(db, async (s) => {
+      if (dialect === 'postgres') {
+        const held = await withAdvisoryLock(s.db, appLockKey('app1', 'us'), reset);
+        expect(held.locked).toBe(true);
+        return held.locked ? held.value : undefined;
+      }
+      const got = await acquireLease(s.db, SYNC_LEASE, systemClock);
+      expect(got.acquired).toBe(true);
+      try {
+        return await reset();
+      } finally {
+        if (got.acquired) await got.lease.release();
+      }
+    });
+    expect(refused!.code, refused!.stderr).toBe(EXIT.SKIPPED);
+    expect(refused!.stdout).toBe('');
+    expect(refused!.stderr.trim()).toMatch(
+      dialect === 'postgres'
+        ? /^callsync: state reset: nothing reset, a sync is running: app1 \(us\): another callsync process is syncing it now; run it again when that sync has ended$/
+        : new RegExp(`^callsync: state reset: nothing reset, a sync is running: another callsync is syncing this database: process ${process.pid} on .+; run it again when that sync has ended$`),
+    );
+    expect((await show('--app', 'app1'))[0]!.state!.watermark_started_at).toBe(before);
+
+    const freed = await reset();
+    expect(freed.code, freed.stderr).toBe(0);
+    expect((await show('--app', 'app1'))[0]!.state!.watermark_started_at).toBeNull();
+    // The reset took the lock only while it ran: a sync can take it at once.
+    expect((await runCli(['sync', '--config', cfg, '--quiet'], env)).code).toBe(0);
+    expect((await show('--app', 'app1'))[0]!.runs[0]).toMatchObject({ mode: 'full', status: 'ok' });
   }, 300_000);
 });

@@ -9,6 +9,9 @@ import { EXIT } from '../exit-codes.js';
 import { openForReading } from '../open-for-reading.js';
 import { parseFormat, renderGrid, sanitizeForTerminal } from '../output.js';
 import { commandSettings } from '../setup.js';
+import { systemClock } from '../../config/clock.js';
+import { DEFAULT_LEASE_TTL_MS } from '../../sync/lease.js';
+import { whileNotSyncing } from '../../sync/run-sync.js';
 import { appOption, configOption, databaseOption, formatOption } from '../shared-options.js';
 
 interface StateFlags {
@@ -99,16 +102,29 @@ export function registerState(program: Command): void {
             return;
           }
         }
-        const nowSec = Math.floor(Date.now() / 1000);
-        for (const a of apps) {
-          const was = await resetWatermark(store.db, a.app_id, a.region, nowSec);
-          const label = `${a.app_id} (${a.region})`;
-          console.log(
-            was === undefined ? `${label}: no state stored (never synced); its next sync is full anyway`
-              : was === null ? `${label}: no watermark was stored; its next sync is full`
-                : `${label}: watermark ${isoUtc(was)} cleared; its next sync is full`,
-          );
+        // Under the lock a sync takes: a sync running now would write its watermark as it ends,
+        // undoing the reset without a word.
+        const ttlMs = (t.settings?.leaseTtlSeconds ?? DEFAULT_LEASE_TTL_MS / 1000) * 1000;
+        const done = await whileNotSyncing({ db: store.db, clock: systemClock }, apps.map((a) => ({ appId: a.app_id, region: a.region })), ttlMs, async () => {
+          const nowSec = Math.floor(Date.now() / 1000);
+          const lines: string[] = [];
+          for (const a of apps) {
+            const was = await resetWatermark(store.db, a.app_id, a.region, nowSec);
+            const label = `${a.app_id} (${a.region})`;
+            lines.push(
+              was === undefined ? `${label}: no state stored (never synced); its next sync is full anyway`
+                : was === null ? `${label}: no watermark was stored; its next sync is full`
+                  : `${label}: watermark ${isoUtc(was)} cleared; its next sync is full`,
+            );
+          }
+          return lines;
+        });
+        if (done.busy !== undefined) {
+          console.error(`callsync: state reset: nothing reset, a sync is running: ${done.busy}; run it again when that sync has ended`);
+          process.exitCode = EXIT.SKIPPED;
+          return;
         }
+        for (const line of done.value) console.log(line);
         process.exitCode = EXIT.OK;
       } finally {
         await store.close();
