@@ -2,6 +2,7 @@
 // rules of issue 15 that a linter can check. The import rules between stages are dependency-cruiser's
 // (.dependency-cruiser.cjs); `npm run lint` runs both.
 import js from '@eslint/js';
+import globals from 'globals';
 import tseslint from 'typescript-eslint';
 
 /** `process.env` is read in src/config/ only (readEnvironment); every other module gets values as parameters. */
@@ -40,6 +41,12 @@ export default tseslint.config(
     rules: {
       'no-restricted-imports': ['error', { patterns: [{ regex: 'config/environment(\\.js)?$', message: 'take the environment and settings from src/cli/setup.ts (the one setup point)' }] }],
     },
+  },
+  {
+    // The bin and the bundler script: plain JavaScript that Node runs as it is (no TypeScript to
+    // check them), so they need Node's globals declared.
+    files: ['bin/**/*.js', 'scripts/**/*.mjs'],
+    languageOptions: { globals: globals.node },
   },
   {
     // Small modules: none over 400 lines, blank lines and comments counted (what a reader scrolls).
