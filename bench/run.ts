@@ -7,7 +7,8 @@
  * paced on purpose. Figures are medians of `--runs` runs (default 3).
  *
  * Phases, one after the other (each can be skipped): throughput (bare client, full sync with
- * detailFetch always for CPU per call, quiet and 1 % re-runs, naive loop), memory (100k; 1M with
+ * detailFetch always for CPU per call, storing alone (bench/store-only.ts), quiet and 1 % re-runs,
+ * naive loop), memory (100k; 1M with
  * --large), paced (3,000/min enforced; a first 20,000-call sync at 500/min: requests per call),
  * reports (reconcile and billing export over the synced memory database), storage (bench/storage.ts:
  * bytes per call at --db-calls, default 200,000) and queries (bench/queries.ts: the five finance
@@ -19,6 +20,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { RequestsPerMinute } from '../src/config/schema.js';
 import type { BoundArgs, BoundResult } from './bound-client.js';
+import type { StoreOnlyArgs, StoreOnlyResult } from './store-only.js';
 import { BENCH_KEY as KEY, syncCli, type SyncRun } from './cli-sync.js';
 import { figuresTable } from './figures-table.js';
 import { BIN_PATH, CALLSYNC_BIN, MB, REPO, runScript, runTimed, SimProcess } from './lib.js';
@@ -113,6 +115,13 @@ export interface ThroughputRun {
    */
   boundAtPace: BoundResult & { callsPerSec: number };
   cpuRatioAtPace: number;
+  /**
+   * The real store alone (bench/store-only.ts: the same calls through upsertCalls in-process, no
+   * HTTP), and the sync's CPU per call over the bare client's plus storing's: the floor no sync can
+   * go below is 1 ×.
+   */
+  storeOnly: StoreOnlyResult;
+  cpuRatioOverFloor: number;
   multipleOfNaive: number;
   multipleOfNaiveDefaults: number;
   /** The sync's own durations (as the CLI reports them): quiet or 1 % re-run over the full sync. */
@@ -150,6 +159,10 @@ async function throughputPhase(): Promise<ThroughputRun[]> {
       const extraUs = Math.max(0, (full!.cpuMs * 1000) / full!.callsSeen - (bound!.cpuMs * 1000) / bound!.calls);
       log(`run ${k + 1}/${RUNS}: bound client at the sync's pace (${Math.round(extraUs)} µs spun after each Get)`);
       const atPace = (await runScript<BoundResult>('bench/bound-client.ts', { ...boundArgs, busyUsPerCall: extraUs } satisfies BoundArgs)).result;
+      log(`run ${k + 1}/${RUNS}: storing alone, ${FULL_CALLS} calls (the real store in-process, no HTTP)`);
+      const storeOnlyArgs: StoreOnlyArgs = { database: freshDb(`store-only-${k + 1}`), appId, calls: FULL_CALLS, seed: apps[k]!.seed };
+      const storeOnly = (await runScript<StoreOnlyResult>('bench/store-only.ts', storeOnlyArgs)).result;
+      rmSync(storeOnlyArgs.database, { force: true });
       log(`run ${k + 1}/${RUNS}: quiet re-run`);
       const quiet = await sync(sim, appId, db, { detailFetch: 'always' });
       const added = (await sim.advance(appId, { newCalls: Math.round(FULL_CALLS * NEW_SHARE) })).added;
@@ -168,6 +181,8 @@ async function throughputPhase(): Promise<ThroughputRun[]> {
         cpuRatio: (f.cpuMs / f.callsSeen) / (b.cpuMs / b.calls),
         boundAtPace: { ...atPace, callsPerSec: callsPerSec(atPace.calls, atPace.ms) },
         cpuRatioAtPace: (f.cpuMs / f.callsSeen) / ((atPace.cpuMs - atPace.busyMs) / atPace.calls),
+        storeOnly,
+        cpuRatioOverFloor: (f.cpuMs / f.callsSeen) / (b.cpuMs / b.calls + storeOnly.cpuMs / storeOnly.calls),
         multipleOfNaive: f.callsPerSec / n.callsPerSec,
         multipleOfNaiveDefaults: f.callsPerSec / nd.callsPerSec,
         quietFraction: quiet.syncMs / f.syncMs,

@@ -3,7 +3,7 @@
  * datasets up to millions of calls, every documented field variant, injectable faults, and the
  * ground truth a perfect sync must end with.
  */
-export { startSimulator, simulatorBaseUrls, DEFAULT_NOW, DEFAULT_MAX_PER_PAGE } from './start-simulator.js';
+export { startSimulator, simulatorBaseUrls, datasetSeed, DEFAULT_NOW, DEFAULT_MAX_PER_PAGE } from './start-simulator.js';
 export { runSimulatorCli } from './cli.js';
 export { classifyCall, parseTimer, formatTimer, MINUTES_TOLERANCE, ISSUE_CODES, type IssueCode } from './classify.js';
 export type {

@@ -48,7 +48,7 @@ function validateApp(spec: SimAppSpec, seen: Set<string>): void {
  * The appId is mixed into the seed so that apps sharing a seed (`callsync simulate --seed 1`) still
  * get different calls: a client that mixes up apps must not end with matching numbers by chance.
  */
-function datasetSeed(spec: SimAppSpec): number {
+export function datasetSeed(spec: Pick<SimAppSpec, 'appId' | 'seed'>): number {
   const app = hashString(spec.appId);
   return spec.seed === undefined ? app : hash3(spec.seed, app, 0);
 }

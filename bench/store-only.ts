@@ -1,0 +1,63 @@
+/**
+ * Storing alone: what the real store costs per call, without HTTP, listing or validation. The
+ * calls of a throughput app (the simulator's own dataset of it, as Get Call serves them) go through the real
+ * transform (parseCall, apiCallToRows) untimed, then the real store (upsertCalls) in transactions of
+ * 1,000 calls, as a sync's group commit writes them; only the transactions are timed (CPU, user +
+ * sys, of this process). It gives the CPU target of issue 16 its floor: a sync cannot cost less
+ * than the bare client plus this.
+ *
+ *   node --import tsx bench/store-only.ts '<StoreOnlyArgs as JSON>'     → one JSON line (StoreOnlyResult)
+ */
+import { rmSync } from 'node:fs';
+import { AppDataset } from '../src/simulator/dataset.js';
+import { datasetSeed, DEFAULT_NOW } from '../src/simulator/index.js';
+import { upsertCalls } from '../src/store/calls-repo.js';
+import { openStore } from '../src/store/connection.js';
+import { migrateToLatest } from '../src/store/migrate.js';
+import type { CallRows } from '../src/store/schema.js';
+import { apiCallToRows, parseCall } from '../src/transform/call-rows.js';
+
+export interface StoreOnlyArgs {
+  database: string;
+  appId: string;
+  calls: number;
+  seed: number;
+}
+
+export interface StoreOnlyResult {
+  calls: number;
+  /** CPU (user + sys) of the transactions only. */
+  cpuMs: number;
+}
+
+/** As the sync's group commit (src/sync/page-writer.ts, MIN_CALLS_PER_TRANSACTION). */
+const BATCH = 1000;
+
+const args = JSON.parse(process.argv[2] ?? '{}') as StoreOnlyArgs;
+for (const s of ['', '-wal', '-shm']) rmSync(args.database + s, { force: true });
+const store = await openStore(args.database);
+let cpuUs = 0;
+let stored = 0;
+try {
+  await migrateToLatest(store.db);
+  // The simulator's own dataset of this app (its seed mixed with the app id, as startSimulator does).
+  const data = new AppDataset(args.appId, 'us', datasetSeed({ appId: args.appId, seed: args.seed }), args.calls, DEFAULT_NOW);
+  for (let at = 0; at < args.calls; at += BATCH) {
+    const batch: CallRows[] = [];
+    for (let i = at; i < Math.min(args.calls, at + BATCH); i++) {
+      const raw: unknown = data.getWire(i);
+      const parsed = parseCall(raw, `#${i}`);
+      if (!parsed.ok) throw new Error(`the dataset's call #${i} does not parse: ${parsed.reason}`);
+      batch.push(apiCallToRows(parsed.call, raw, { appId: args.appId, region: 'us', now: DEFAULT_NOW, source: 'detail', listFingerprint: null }));
+    }
+    const t = process.cpuUsage();
+    await store.db.transaction().execute((trx) => upsertCalls(trx, batch));
+    const d = process.cpuUsage(t);
+    cpuUs += d.user + d.system;
+    stored += batch.length;
+  }
+} finally {
+  await store.close();
+}
+const result: StoreOnlyResult = { calls: stored, cpuMs: cpuUs / 1000 };
+process.stdout.write(`${JSON.stringify(result)}\n`);
