@@ -8,8 +8,8 @@
  *
  * Phases, one after the other (each can be skipped): throughput (bare client, full sync with
  * detailFetch always for CPU per call, storing alone (bench/store-only.ts), quiet and 1 % re-runs,
- * naive loop), memory (100k; 1M with
- * --large), paced (3,000/min enforced; a first 20,000-call sync at 500/min: requests per call),
+ * naive loop), memory (100k; 1M with --large), paced (3,000/min enforced; a first 20,000-call
+ * sync at 500/min: requests per call),
  * reports (reconcile and billing export over the synced memory database), storage (bench/storage.ts:
  * bytes per call at --db-calls, default 200,000) and queries (bench/queries.ts: the five finance
  * questions against a lean layout, reconcile + billing export; at --db-calls, and 1,000,000 with --large).
