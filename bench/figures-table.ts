@@ -120,7 +120,7 @@ export function figuresTable(input: TableInput): { rows: Row[]; text: string } {
       `${round(m((r) => ((r.boundAtPace.cpuMs - r.boundAtPace.busyMs) * 1000) / r.boundAtPace.calls))} µs per call at ${round(m((r) => r.boundAtPace.callsPerSec))} calls/s; ${round(m((r) => r.cpuRatioAtPace), 2)} ×`,
     ));
     rows.push(info(
-      'storing alone: the same calls through the real store in-process (1,000-call transactions, no HTTP), CPU per call; the sync over the bare client plus storing (1 × is the floor)',
+      'storing alone: the same calls through the real store in-process (transactions of 1,000 calls, as the sync commits them; no HTTP), CPU per call; the sync over the bare client plus storing (1 × is the floor)',
       `${round(m((r) => (r.storeOnly.cpuMs * 1000) / r.storeOnly.calls))} µs; ${round(m((r) => r.cpuRatioOverFloor), 2)} ×`,
     ));
     rows.push(info('simulator CPU per call meanwhile: beside the bound / beside the sync', `${round(m((r) => (r.bound.simCpuMs * 1000) / r.bound.calls))} µs / ${round(m((r) => (r.full.simCpuMs * 1000) / r.full.callsSeen))} µs`));

@@ -1,9 +1,9 @@
 /**
  * Storing alone: what the real store costs per call, without HTTP, listing or validation. The
- * calls of a throughput app (the simulator's own dataset of it, as Get Call serves them) go through the real
- * transform (parseCall, apiCallToRows) untimed, then the real store (upsertCalls) in transactions of
- * 1,000 calls, as a sync's group commit writes them; only the transactions are timed (CPU, user +
- * sys, of this process). It gives the CPU target of issue 16 its floor: a sync cannot cost less
+ * calls of a throughput app (the simulator's own dataset of it, as Get Call serves them) go through
+ * the real transform (parseCall, apiCallToRows) untimed, then the real store (upsertCalls) in
+ * transactions of MIN_CALLS_PER_TRANSACTION calls, as a sync's group commit writes them; only the
+ * transactions are timed (CPU, user + sys, of this process). It gives the CPU target of issue 16 its floor: a sync cannot cost less
  * than the bare client plus this.
  *
  *   node --import tsx bench/store-only.ts '<StoreOnlyArgs as JSON>'     → one JSON line (StoreOnlyResult)
@@ -14,6 +14,7 @@ import { datasetSeed, DEFAULT_NOW } from '../src/simulator/index.js';
 import { upsertCalls } from '../src/store/calls-repo.js';
 import { openStore } from '../src/store/connection.js';
 import { migrateToLatest } from '../src/store/migrate.js';
+import { MIN_CALLS_PER_TRANSACTION } from '../src/sync/page-writer.js';
 import type { CallRows } from '../src/store/schema.js';
 import { apiCallToRows, parseCall } from '../src/transform/call-rows.js';
 
@@ -30,8 +31,8 @@ export interface StoreOnlyResult {
   cpuMs: number;
 }
 
-/** As the sync's group commit (src/sync/page-writer.ts, MIN_CALLS_PER_TRANSACTION). */
-const BATCH = 1000;
+/** As the sync's group commit does when calls arrive faster than its delay. */
+const BATCH = MIN_CALLS_PER_TRANSACTION;
 
 const args = JSON.parse(process.argv[2] ?? '{}') as StoreOnlyArgs;
 for (const s of ['', '-wal', '-shm']) rmSync(args.database + s, { force: true });
