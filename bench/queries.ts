@@ -25,8 +25,8 @@ import { upsertCalls } from '../src/store/calls-repo.js';
 import { openStore } from '../src/store/connection.js';
 import { migrateToLatest } from '../src/store/migrate.js';
 import { saveSyncState, startRun, updateRun } from '../src/store/runs-repo.js';
-import type { CallRows, Database } from '../src/store/schema.js';
-import { apiCallToRows, parseCall } from '../src/transform/call-rows.js';
+import type { Database } from '../src/store/schema.js';
+import { datasetRowBatches } from './dataset-rows.js';
 import { BIN_PATH, CALLSYNC_BIN } from './lib.js';
 
 /** The simulator's default "now" (2025-12-01): its calls span the months before it. */
@@ -69,14 +69,7 @@ export async function buildBenchDatabase(path: string, calls: number): Promise<v
   try {
     await migrateToLatest(store.db);
     const data = new AppDataset(APP, REGION, 16, calls, NOW, 'complete');
-    for (let at = 0; at < calls; at += BATCH) {
-      const batch: CallRows[] = [];
-      for (let i = at; i < Math.min(calls, at + BATCH); i++) {
-        const raw: unknown = data.getWire(i);
-        const parsed = parseCall(raw, `#${i}`);
-        if (!parsed.ok) continue;
-        batch.push(apiCallToRows(parsed.call, raw, { appId: APP, region: REGION, now: NOW, source: 'detail', listFingerprint: null }));
-      }
+    for (const batch of datasetRowBatches(data, calls, BATCH, { appId: APP, region: REGION, now: NOW })) {
       await store.db.transaction().execute((trx) => upsertCalls(trx, batch));
     }
     // One successful sync, so the export does not mark the app stale.

@@ -1,10 +1,10 @@
 /**
  * Storing alone: what the real store costs per call, without HTTP, listing or validation. The
  * calls of a throughput app (the simulator's own dataset of it, as Get Call serves them) go through
- * the real transform (parseCall, apiCallToRows) untimed, then the real store (upsertCalls) in
+ * the real transform untimed (bench/dataset-rows.ts), then the real store (upsertCalls) in
  * transactions of MIN_CALLS_PER_TRANSACTION calls, as a sync's group commit writes them; only the
- * transactions are timed (CPU, user + sys, of this process). It gives the CPU target of issue 16 its floor: a sync cannot cost less
- * than the bare client plus this.
+ * transactions are timed (CPU, user + sys, of this process). It gives the CPU target of issue 16
+ * its floor: a sync cannot cost less than the bare client plus this.
  *
  *   node --import tsx bench/store-only.ts '<StoreOnlyArgs as JSON>'     → one JSON line (StoreOnlyResult)
  */
@@ -15,8 +15,7 @@ import { upsertCalls } from '../src/store/calls-repo.js';
 import { openStore } from '../src/store/connection.js';
 import { migrateToLatest } from '../src/store/migrate.js';
 import { MIN_CALLS_PER_TRANSACTION } from '../src/sync/page-writer.js';
-import type { CallRows } from '../src/store/schema.js';
-import { apiCallToRows, parseCall } from '../src/transform/call-rows.js';
+import { datasetRowBatches } from './dataset-rows.js';
 
 export interface StoreOnlyArgs {
   database: string;
@@ -43,14 +42,7 @@ try {
   await migrateToLatest(store.db);
   // The simulator's own dataset of this app (its seed mixed with the app id, as startSimulator does).
   const data = new AppDataset(args.appId, 'us', datasetSeed({ appId: args.appId, seed: args.seed }), args.calls, DEFAULT_NOW);
-  for (let at = 0; at < args.calls; at += BATCH) {
-    const batch: CallRows[] = [];
-    for (let i = at; i < Math.min(args.calls, at + BATCH); i++) {
-      const raw: unknown = data.getWire(i);
-      const parsed = parseCall(raw, `#${i}`);
-      if (!parsed.ok) throw new Error(`the dataset's call #${i} does not parse: ${parsed.reason}`);
-      batch.push(apiCallToRows(parsed.call, raw, { appId: args.appId, region: 'us', now: DEFAULT_NOW, source: 'detail', listFingerprint: null }));
-    }
+  for (const batch of datasetRowBatches(data, args.calls, BATCH, { appId: args.appId, region: 'us', now: DEFAULT_NOW })) {
     const t = process.cpuUsage();
     await store.db.transaction().execute((trx) => upsertCalls(trx, batch));
     const d = process.cpuUsage(t);
@@ -60,5 +52,7 @@ try {
 } finally {
   await store.close();
 }
+// Every call of the dataset parses: one left out would make the figure a cost per fewer calls.
+if (stored !== args.calls) throw new Error(`${args.calls - stored} of the dataset's ${args.calls} calls did not parse`);
 const result: StoreOnlyResult = { calls: stored, cpuMs: cpuUs / 1000 };
 process.stdout.write(`${JSON.stringify(result)}\n`);
