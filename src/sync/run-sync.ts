@@ -11,6 +11,7 @@ import { abandonStaleRuns } from '../store/runs-repo.js';
 import { unixSeconds } from '../config/clock.js';
 import { acquireLease, DEFAULT_LEASE_TTL_MS, describeHolder } from './lease.js';
 import type { AppSyncResult, SyncDeps, SyncOptions } from './sync-app.js';
+import type { LeasesTable } from '../store/schema.js';
 
 export interface RunSummary {
   runId: string;
@@ -55,6 +56,9 @@ export async function runSync(
 
 /** The lease that keeps two processes from syncing one database at once. */
 export const SYNC_LEASE = 'sync';
+
+/** Why this process may not sync (or change sync state) now: who holds SYNC_LEASE. */
+const syncLeaseBusy = (heldBy: LeasesTable): string => `another callsync is syncing this database: ${describeHolder(heldBy)}`;
 
 export type ExclusiveRunOutcome = { skipped: true; reason: string } | { skipped: false; summary: RunSummary };
 
@@ -130,7 +134,7 @@ export async function runSyncExclusive(
   await migrateToLatest(deps.db);
   const got = await acquireLease(deps.db, SYNC_LEASE, deps.clock, opts.leaseTtlMs ?? DEFAULT_LEASE_TTL_MS);
   if (!got.acquired) {
-    const reason = `another callsync is syncing this database: ${describeHolder(got.heldBy)}`;
+    const reason = syncLeaseBusy(got.heldBy);
     deps.log.warn({ lease: SYNC_LEASE, holderPid: got.heldBy.pid, holderHost: got.heldBy.host }, `skipped: ${reason}`);
     return { skipped: true, reason };
   }
@@ -169,7 +173,7 @@ export async function whileNotSyncing<T>(
     return lockFrom(0);
   }
   const got = await acquireLease(deps.db, SYNC_LEASE, deps.clock, leaseTtlMs);
-  if (!got.acquired) return { busy: `another callsync is syncing this database: ${describeHolder(got.heldBy)}` };
+  if (!got.acquired) return { busy: syncLeaseBusy(got.heldBy) };
   try {
     return { value: await fn() };
   } finally {
