@@ -177,6 +177,8 @@ export async function whileNotSyncing<T>(
   try {
     return { value: await fn() };
   } finally {
-    await got.lease.release();
+    // As in runSyncExclusive: a database still locked at release must not turn what `fn` did into
+    // a failure; the lease expires by itself.
+    await got.lease.release().catch(() => undefined);
   }
 }
