@@ -3,6 +3,7 @@ import type { Env, Settings } from '../config/load.js';
 import { createLogger, LogOutput, type LogFormat, type Logger } from '../log/logger.js';
 import { openStore, type Store } from '../store/connection.js';
 import { systemClock, type Clock } from '../config/clock.js';
+import { loadHttpAgent } from '../source/http-agent.js';
 import { openForReading } from './open-for-reading.js';
 
 export interface Runtime {
@@ -40,7 +41,7 @@ export async function openRuntime({ settings, env }: RuntimeSettings, opts: { qu
     : await openStore(settings.database, { busyTimeoutMs: settings.busyTimeoutMs, passwordEnv: settings.databasePasswordEnv, env });
   // Loaded here, not at the top: program.ts imports this module for setLogFormat, and the HTTP
   // client is a sizeable share of the startup of the commands that never make a request.
-  const { Agent: HttpAgent } = await import('undici');
+  const HttpAgent = await loadHttpAgent();
   const dispatcher: Agent = new HttpAgent({
     // One keep-alive pool per origin, sized for the detail fetches plus the listing.
     connections: settings.concurrency + 2,

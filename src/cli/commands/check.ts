@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
-import { Agent } from 'undici';
 import { ConfigError } from '../../config/errors.js';
 import { systemClock } from '../../config/clock.js';
+import { loadHttpAgent } from '../../source/http-agent.js';
 import { checkApp, CHECK_TIMEOUT_MS } from '../access-check.js';
 import { EXIT } from '../exit-codes.js';
 import { sanitizeForTerminal } from '../output.js';
@@ -21,6 +21,7 @@ export function registerCheck(program: Command): void {
       const apps = settings.apps.filter((a) => !flags.app?.length || flags.app.includes(a.appId));
       const timeout = Math.min(settings.requestTimeoutMs, CHECK_TIMEOUT_MS);
       // connect.timeout bounds a host that drops SYNs: the probe answers "timed out" in seconds.
+      const Agent = await loadHttpAgent();
       const dispatcher = new Agent({ connect: { timeout: 5_000 }, headersTimeout: timeout, bodyTimeout: timeout });
       try {
         const results = await Promise.all(apps.map((app) => checkApp({ dispatcher, clock: systemClock }, settings, app)));

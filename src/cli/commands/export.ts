@@ -3,6 +3,7 @@ import { BILLING_COLUMNS, BILLING_DETAIL_COLUMNS, computeBilling, computeBilling
 import { resolvePeriod } from '../../export/period.js';
 import { formatRows } from '../../export/write-table.js';
 import { systemClock } from '../../config/clock.js';
+import { loadHttpAgent } from '../../source/http-agent.js';
 import { openForReading } from '../open-for-reading.js';
 import { parseFormat, sanitizeForTerminal, writeOutput } from '../output.js';
 import { commandSettings, fileSettings } from '../setup.js';
@@ -64,7 +65,7 @@ export function registerExport(program: Command): void {
             const { settings } = withKeys;
             // Loaded only here: the HTTP client and the sync stage are most of what the export would
             // otherwise load at startup, for an option most exports go without.
-            const [{ Agent }, { fetchUsage }] = await Promise.all([import('undici'), import('../../sync/fetch-usage.js')]);
+            const [Agent, { fetchUsage }] = await Promise.all([loadHttpAgent(), import('../../sync/fetch-usage.js')]);
             const dispatcher = new Agent({ keepAliveTimeout: 5_000 });
             try {
               const fetched = await fetchUsage({ dispatcher, clock: systemClock }, settings, period, appIds);
