@@ -69,6 +69,18 @@ export class OrderObserver {
   }
 }
 
+/** A usable time: a positive number (or numeric string) of unix seconds or milliseconds; else null. */
+export function timeValue(v: unknown): number | null {
+  const n = typeof v === 'number' ? v : typeof v === 'string' && v.trim() !== '' ? Number(v) : NaN;
+  if (!Number.isFinite(n) || n <= 0) return null;
+  return Math.round(n > 1e11 ? n / 1000 : n);
+}
+
+export function entryTimes(raw: unknown): EntryTimes {
+  const r = raw && typeof raw === 'object' ? (raw as Record<string, unknown>) : {};
+  return { startedAt: timeValue(r.startedAt), initiatedAt: timeValue(r.initiatedAt), endedAt: timeValue(r.endedAt) };
+}
+
 /** Bits of a hash kept per id: collisions among a million ids are ~5e-5 likely (each undercounts by one). */
 function hash53(id: string): number {
   // Two FNV-1a passes with different offsets: 21 + 32 bits.
@@ -186,6 +198,8 @@ export class ListingEnd {
   #previousShort = false;
   #minTotal: number | undefined;
   #lastTotalPages: number | undefined;
+  /** Pages with entries read up to (0-based index + 1 of the furthest). */
+  #pagesReached = 0;
 
   constructor(private readonly requestedSize: number) {}
 
@@ -224,6 +238,7 @@ export class ListingEnd {
   afterPage(page: PageFacts, distinct: number): EndDecision {
     this.#note(page.meta);
     const pagesRead = page.index + 1;
+    this.#pagesReached = Math.max(this.#pagesReached, pagesRead);
     if (page.repeatsPrevious) {
       if (this.#pastReportedEnd(pagesRead, distinct)) return { kind: 'end', why: `page ${pagesRead} lies past the reported end and repeats the previous page` };
       return {
@@ -251,6 +266,19 @@ export class ListingEnd {
     // understate agree with it: soak seed 2001 lost every later page that way). Asking again and
     // looking one page further costs two requests, only when the listing ends on a full page.
     return { kind: 'recheck-empty' };
+  }
+
+  /**
+   * Without a total, `total_pages` is the only figure to hold the listing against: pages that end
+   * (an empty page after a short one, say) before the reported count are a listing read in part —
+   * a server that hides rows after paging them, or pages numbered in a way the first pages did not
+   * show. With a total, the distinct count is the proof and total_pages is not consulted (servers
+   * compute it from the requested page size, not the served one).
+   */
+  pagesShort(): { reported: number; read: number } | undefined {
+    const reported = this.#lastTotalPages;
+    if (this.#minTotal !== undefined || reported === undefined || this.#pagesReached >= reported) return undefined;
+    return { reported, read: this.#pagesReached };
   }
 
   /**

@@ -1,7 +1,7 @@
 import type { CallsApi, ListCallsPage } from './calls-api.js';
 import { CallsyncError } from '../config/errors.js';
 import { ApiError } from './errors.js';
-import { DistinctIds, entryIds, ListingEnd, OrderObserver, ORDER_KEYS, pageMeta, sameIds, type EntryTimes, type ListingOrder, type OrderKey } from './listing-evidence.js';
+import { DistinctIds, entryIds, entryTimes, ListingEnd, OrderObserver, ORDER_KEYS, pageMeta, sameIds, type EntryTimes, type ListingOrder, type OrderKey } from './listing-evidence.js';
 import type { Pagination } from './schemas.js';
 
 export interface CallsPage {
@@ -69,20 +69,8 @@ interface PassResult {
 
 /** Consecutive new pages (beyond the furthest read) that add no call before paging gives up. */
 const MAX_PAGES_WITHOUT_NEW = 3;
-/** Times `total` may fall and paging step back in one pass; past that it pages forward. */
+/** Times `total` may fall and paging step back in one pass; past that the pages are read again in place (see #pass). */
 const MAX_STEP_BACKS = 3;
-
-/** A usable time: a positive number (or numeric string) of unix seconds or milliseconds; else null. */
-export function timeValue(v: unknown): number | null {
-  const n = typeof v === 'number' ? v : typeof v === 'string' && v.trim() !== '' ? Number(v) : NaN;
-  if (!Number.isFinite(n) || n <= 0) return null;
-  return Math.round(n > 1e11 ? n / 1000 : n);
-}
-
-export function entryTimes(raw: unknown): EntryTimes {
-  const r = raw && typeof raw === 'object' ? (raw as Record<string, unknown>) : {};
-  return { startedAt: timeValue(r.startedAt), initiatedAt: timeValue(r.initiatedAt), endedAt: timeValue(r.endedAt) };
-}
 
 /**
  * Pages through List Calls and proves what it read (issue 11). Nothing about the service is
@@ -93,9 +81,10 @@ export function entryTimes(raw: unknown): EntryTimes {
  *   only once newest-first has been seen in this run, never on a page without usable times;
  * - end: see `ListingEnd` (no single field is trusted);
  * - `total` falling between pages means calls were removed above the cursor: it steps back (a few
- *   times at most, then pages forward);
+ *   times at most, then reads the pages the moved calls lie on again, in place);
  * - completeness: a listing read to its end counts its distinct calls against the reported total;
- *   short, it is read once more (calls seen in either pass count), and the outcome names the shortfall.
+ *   short, it is read once more (calls seen in either pass count), and the outcome names the shortfall;
+ *   with no total, the pages read are held against `total_pages` the same way.
  * The consumer reads `pages()` to the end (or leaves early, then `outcome()` is not complete) and
  * then asks `outcome()`.
  */
@@ -126,7 +115,7 @@ export class CallListing {
     let relisted = false;
     let unstable: number | undefined;
     const relist = !pass.stoppedEarly && this.opts.relistOnShortfall !== false;
-    if (relist && (pass.shortfall ?? 0) > 0) {
+    if (relist && ((pass.shortfall ?? 0) > 0 || unproved(pass) !== undefined)) {
       relisted = true;
       pass = yield* this.#pass(false);
     } else if (relist && pass.shortfall === undefined && !this.#order.sortedBy && pass.pages > 1) {
@@ -139,11 +128,14 @@ export class CallListing {
     }
     const shortfall = pass.stoppedEarly ? undefined : pass.end.shortfall(this.#distinct.count);
     const sorted = this.#order.sortedBy;
+    const unprovedWhy = pass.stoppedEarly ? undefined : unproved(pass);
     const problem = shortfall
       ? `List Calls reported ${pass.end.minTotal} calls but ${this.#distinct.count} distinct calls could be listed${relisted ? ' in two passes' : ''} (${shortfall} short)`
       : unstable
         ? `List Calls lists in no stable order and reports no total: a second pass found ${unstable} call(s) the first missed, so the listing cannot be proved complete`
-        : undefined;
+        : unprovedWhy !== undefined
+          ? `${unprovedWhy}${relisted ? ' (in two passes)' : ''}, so the listing cannot be proved complete`
+          : undefined;
     this.#outcome = {
       complete: !pass.stoppedEarly && !problem,
       ...(problem ? { problem } : {}),
@@ -313,10 +305,26 @@ export class CallListing {
 
       // `total` fell: calls were removed above the cursor, and later ones moved up onto pages
       // already read. Step back as many pages as were removed (a few times at most: a total that
-      // keeps falling is paged forward, and the completeness check judges the result).
+      // keeps falling, or jitters, could keep a listing that steps back from ever advancing).
       const total = meta.total;
-      if (previousTotal !== undefined && total !== undefined && total < previousTotal && stepBacks < MAX_STEP_BACKS && index > 0) {
-        const back = Math.min(index, Math.ceil((previousTotal - total) / Math.max(1, end.largestPage)));
+      const drop = previousTotal !== undefined && total !== undefined && index > 0 ? previousTotal - total : 0;
+      const back = Math.min(index, Math.ceil(drop / Math.max(1, end.largestPage)));
+      if (drop > 0 && stepBacks >= MAX_STEP_BACKS) {
+        // Past that, the pages the moved calls now lie on are read again in place, and paging goes
+        // on from here: the calls a removal moved up onto them are listed (paging forward alone lost
+        // them while the removed calls, already counted, made the distinct count reach the new
+        // total: found by a hostile fake, 2026-11-26). A total that is merely wrong costs a request
+        // or two a page. Removals before every single request, re-reads included, can still move a
+        // call past them unseen; from here that looks like a wrong total (a known gap).
+        for (let k = index - back; k < index; k++) {
+          const page = requested - index + k;
+          const again = await this.#list(page);
+          if (again.entries.length === 0) continue;
+          for (const id of entryIds(again.entries, 'sessionId', page)) this.#distinct.add(id);
+          yield { page, entries: again.entries, pagination: again.pagination };
+        }
+      }
+      if (drop > 0 && stepBacks < MAX_STEP_BACKS) {
         stepBacks++;
         previousTotal = total;
         index -= back;
@@ -366,6 +374,17 @@ export class CallListing {
     if (bound === undefined || this.#order.sortedBy?.order !== 'newest-first' || times.length === 0) return false;
     return allOlder(times, bound);
   }
+}
+
+/**
+ * Why a pass that reached its end still proves nothing, if it does not: no total was reported and
+ * fewer pages were read than `total_pages` said.
+ */
+function unproved(pass: PassResult): string | undefined {
+  if (pass.stoppedEarly) return undefined;
+  const pages = pass.end.pagesShort();
+  if (pages) return `List Calls reported ${pages.reported} pages and no total, but its pages ended after ${pages.read}`;
+  return undefined;
 }
 
 /** Every entry has a usable time, and even its newest is before `bound` (a page without times never qualifies). */

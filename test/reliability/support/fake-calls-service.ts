@@ -22,7 +22,15 @@ export interface FakeOptions {
   total?: 'real' | 'absent' | 'jitter' | 'decreasing' | number;
   /** 'requested': computed from the requested perPage, not the served one. */
   totalPages?: 'real' | 'absent' | 'requested' | number;
-  currentPage?: 'real' | 'absent' | 'one';
+  /** 'plusOne': a server counting pages from 0 that says current_page = page + 1. */
+  currentPage?: 'real' | 'absent' | 'one' | 'plusOne';
+  /**
+   * Calls removed while the listing is read: before each List request for a page after the first,
+   * one call already listed (five above the page) is deleted, this many times in all.
+   */
+  deleteWhileListing?: number;
+  /** The page at this 0-based position is served empty and the one before it short (5 entries kept back): rows hidden after paging. */
+  gapAt?: number;
   /** What a page past the end answers: nothing, the last page again, or the first page again. */
   pastEnd?: 'empty' | 'last' | 'first';
   /** Every page answers the first page (the vendor README: a server that ignores `page`). */
@@ -63,12 +71,14 @@ export class FakeCallsService {
   listRequests = 0;
   readonly #rand: () => number;
   #n = 0;
+  #deletions: number;
   /** Vendor mode: the published List Calls example (served as is) and Get Call's data. */
   #listExample: string | undefined;
   #getExample: Wire | undefined;
 
   private constructor(readonly opts: FakeOptions, private readonly server: TestServer) {
     this.#rand = seededRandom(opts.seed ?? 7);
+    this.#deletions = opts.deleteWhileListing ?? 0;
   }
 
   static async start(opts: FakeOptions = {}): Promise<FakeCallsService> {
@@ -221,12 +231,24 @@ export class FakeCallsService {
     const requested = Number(params.get('perPage') ?? 100) || 100;
     const size = Math.max(1, Math.min(requested, o.cap ?? 1000));
     const asked = params.has('page') ? Number(params.get('page')) : base;
+    if (this.#deletions > 0 && Number.isInteger(asked) && asked - base >= 1) {
+      // Removed before this page is served: a call the pages already read showed.
+      const listed = this.ordered();
+      const victim = listed[Math.max(0, (asked - base) * size - 5)];
+      if (victim) {
+        this.#deletions--;
+        this.calls.splice(this.calls.indexOf(victim), 1);
+      }
+    }
     const all = this.ordered();
     const n = all.length;
     const last = Math.max(0, Math.ceil(n / size) - 1);
     let idx = o.ignorePage || !Number.isInteger(asked) || asked < base ? 0 : asked - base;
     if (idx > last) idx = o.pastEnd === 'last' ? last : o.pastEnd === 'first' ? 0 : idx;
-    const data = all.slice(idx * size, idx * size + size).map((c) => this.wire(c));
+    let rows = all.slice(idx * size, idx * size + size);
+    if (o.gapAt !== undefined && idx === o.gapAt) rows = [];
+    if (o.gapAt !== undefined && idx === o.gapAt - 1) rows = rows.slice(0, -5);
+    const data = rows.map((c) => this.wire(c));
     if (o.meta === 'none') return { data };
     const pagination: Wire = { count: data.length };
     const t = o.total ?? 'real';
@@ -234,7 +256,7 @@ export class FakeCallsService {
     const pp = o.perPage ?? 'real';
     if (pp !== 'absent') pagination.per_page = pp === 'real' ? size : pp === 'requested' ? requested : pp;
     const cp = o.currentPage ?? 'real';
-    if (cp !== 'absent') pagination.current_page = cp === 'one' ? 1 : idx + base;
+    if (cp !== 'absent') pagination.current_page = cp === 'one' ? 1 : cp === 'plusOne' ? idx + base + 1 : idx + base;
     const tp = o.totalPages ?? 'real';
     if (tp !== 'absent') pagination.total_pages = tp === 'real' ? Math.ceil(n / size) : tp === 'requested' ? Math.ceil(n / requested) : tp;
     return { data, meta: { pagination } };
