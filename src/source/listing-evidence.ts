@@ -290,3 +290,15 @@ export class ListingEnd {
     return Math.max(0, this.#minTotal - distinct);
   }
 }
+
+/** Every entry has a usable time, and even its newest is before `bound` (a page without times never qualifies). */
+export function allOlder(times: readonly EntryTimes[], bound: number): boolean {
+  return times.length > 0 && times.every((t) => {
+    let newest: number | null = null;
+    for (const k of ORDER_KEYS) {
+      const v = t[k];
+      if (v !== null && (newest === null || v > newest)) newest = v;
+    }
+    return newest !== null && newest < bound;
+  });
+}

@@ -1,7 +1,7 @@
 import type { CallsApi, ListCallsPage } from './calls-api.js';
 import { CallsyncError } from '../config/errors.js';
 import { ApiError } from './errors.js';
-import { DistinctIds, entryIds, entryTimes, ListingEnd, OrderObserver, ORDER_KEYS, pageMeta, sameIds, type EntryTimes, type ListingOrder, type OrderKey } from './listing-evidence.js';
+import { allOlder, DistinctIds, entryIds, entryTimes, ListingEnd, OrderObserver, ORDER_KEYS, pageMeta, sameIds, type EntryTimes, type ListingOrder, type OrderKey } from './listing-evidence.js';
 import type { Pagination } from './schemas.js';
 
 export interface CallsPage {
@@ -64,6 +64,8 @@ interface PassResult {
   pages: number;
   stoppedEarly: boolean;
   shortfall: number | undefined;
+  /** A page began with a time equal to the previous page's last: a tie that paging may split unstably. */
+  tiedBoundary: boolean;
   why: string;
 }
 
@@ -118,8 +120,10 @@ export class CallListing {
     if (relist && ((pass.shortfall ?? 0) > 0 || unproved(pass) !== undefined)) {
       relisted = true;
       pass = yield* this.#pass(false);
-    } else if (relist && pass.shortfall === undefined && !this.#order.sortedBy && pass.pages > 1) {
-      // No total to count against and no order to page by: only a second pass can tell a stable
+    } else if (relist && pass.shortfall === undefined && (!this.#order.sortedBy || pass.tiedBoundary) && pass.pages > 1) {
+      // No total to count against, and no order to page by or calls of equal times split across a
+      // page boundary (an ORDER BY that leaves ties undecided may split them differently on each
+      // request: 10 of 300 lost, found by a hostile fake): only a second pass can tell a stable
       // listing (it finds nothing new) from one that reorders between requests (it does).
       relisted = true;
       const before = this.#distinct.count;
@@ -132,7 +136,7 @@ export class CallListing {
     const problem = shortfall
       ? `List Calls reported ${pass.end.minTotal} calls but ${this.#distinct.count} distinct calls could be listed${relisted ? ' in two passes' : ''} (${shortfall} short)`
       : unstable
-        ? `List Calls lists in no stable order and reports no total: a second pass found ${unstable} call(s) the first missed, so the listing cannot be proved complete`
+        ? `List Calls lists in no stable order${sorted ? ' (calls of equal times split across pages)' : ''} and reports no total: a second pass found ${unstable} call(s) the first missed, so the listing cannot be proved complete`
         : unprovedWhy !== undefined
           ? `${unprovedWhy}${relisted ? ' (in two passes)' : ''}, so the listing cannot be proved complete`
           : undefined;
@@ -211,12 +215,14 @@ export class CallListing {
     let continues = false;
     let previousTotal: number | undefined;
     let stepBacks = 0;
+    let tiedBoundary = false;
+    let lastTimes: EntryTimes | undefined;
     let pagesWithoutNew = 0;
     let emptyAskedAgain = false;
     /** Index of the page jumped to when an oldest-first listing is read from its end (see below). */
     let jumpedTo: number | undefined;
     const startRequests = this.#requests;
-    const finish = (why: string, stoppedEarly = false): PassResult => ({ end, pages: this.#requests - startRequests, stoppedEarly, shortfall: stoppedEarly ? undefined : end.shortfall(this.#distinct.count), why });
+    const finish = (why: string, stoppedEarly = false): PassResult => ({ end, pages: this.#requests - startRequests, stoppedEarly, shortfall: stoppedEarly ? undefined : end.shortfall(this.#distinct.count), tiedBoundary, why });
     // The end of a listing read from its tail: go back from where it jumped to the window.
     const ended = (why: string): AsyncGenerator<CallsPage, PassResult, undefined> | PassResult =>
       jumpedTo === undefined ? finish(why) : this.#readBackwards(jumpedTo, requested - index, finish);
@@ -263,6 +269,8 @@ export class CallListing {
       }
       const times = res.entries.map(entryTimes);
       if (!repeats) this.#order.observe(times, continues);
+      if (!repeats && continues && lastTimes && times[0] && ORDER_KEYS.some((k) => lastTimes![k] !== null && lastTimes![k] === times[0]![k])) tiedBoundary = true;
+      if (!repeats) lastTimes = times[times.length - 1];
 
       const decision = end.afterPage({ index, count: res.entries.length, meta, repeatsPrevious: repeats }, this.#seenForEnd(jumpedTo));
       if (decision.kind === 'broken') throw new ListingError(decision.why);
@@ -385,16 +393,4 @@ function unproved(pass: PassResult): string | undefined {
   const pages = pass.end.pagesShort();
   if (pages) return `List Calls reported ${pages.reported} pages and no total, but its pages ended after ${pages.read}`;
   return undefined;
-}
-
-/** Every entry has a usable time, and even its newest is before `bound` (a page without times never qualifies). */
-function allOlder(times: readonly EntryTimes[], bound: number): boolean {
-  return times.length > 0 && times.every((t) => {
-    let newest: number | null = null;
-    for (const k of ORDER_KEYS) {
-      const v = t[k];
-      if (v !== null && (newest === null || v > newest)) newest = v;
-    }
-    return newest !== null && newest < bound;
-  });
 }

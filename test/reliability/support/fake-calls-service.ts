@@ -29,6 +29,12 @@ export interface FakeOptions {
    * one call already listed (five above the page) is deleted, this many times in all.
    */
   deleteWhileListing?: number;
+  /**
+   * Calls at these listing positions (newest first) share one start time, and ties are ordered by
+   * sessionId ascending on one List request and descending on the next (LIMIT/OFFSET over an
+   * ORDER BY that does not decide ties).
+   */
+  tiedBlock?: { at: number; size: number };
   /** The page at this 0-based position is served empty and the one before it short (5 entries kept back): rows hidden after paging. */
   gapAt?: number;
   /** What a page past the end answers: nothing, the last page again, or the first page again. */
@@ -110,6 +116,14 @@ export class FakeCallsService {
       for (let i = 0; i < (o.calls ?? 137); i++) this.addCall({ at: now - 600 - Math.floor(this.#rand() * span) });
       for (let i = 0; i < (o.ongoing ?? 2); i++) this.addCall({ at: now - 300 - i * 60, status: 'ongoing' });
       for (let i = 0; i < (o.futureCalls ?? 0); i++) this.addCall({ at: now + (i + 1) * 7 * 86400, status: 'ended' });
+      if (o.tiedBlock) {
+        const block = this.ordered().slice(o.tiedBlock.at, o.tiedBlock.at + o.tiedBlock.size);
+        const at = block[0]!.initiatedAt;
+        for (const c of block) {
+          Object.assign(c, { initiatedAt: at, status: 'ended', startedAt: at + 3 });
+          this.settle(c, at + 63);
+        }
+      }
     }
     for (const c of this.calls) {
       if (c.receiverType === 'group' && !this.members.has(c.receiver)) {
@@ -188,7 +202,8 @@ export class FakeCallsService {
     }
     if (order === 'sessionId') return list.sort((a, b) => (a.sessionId < b.sessionId ? -1 : 1));
     const sign = order === 'oldest' ? 1 : -1;
-    return list.sort((a, b) => sign * (a.initiatedAt - b.initiatedAt) || (a.sessionId < b.sessionId ? -1 : 1));
+    const ties = this.opts.tiedBlock && this.listRequests % 2 === 0 ? -1 : 1;
+    return list.sort((a, b) => sign * (a.initiatedAt - b.initiatedAt) || ties * (a.sessionId < b.sessionId ? -1 : 1));
   }
 
   private handle(url: string): Reply {
