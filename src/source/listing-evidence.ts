@@ -18,6 +18,8 @@ export type EntryTimes = Readonly<Record<OrderKey, number | null>>;
 
 interface KeyTrend {
   last: number | null;
+  /** The field on the last entry of the page observed before (null: absent there). */
+  tail: number | null;
   asc: number;
   desc: number;
 }
@@ -28,7 +30,8 @@ interface KeyTrend {
  * ordered when all its steps go one way; equal values are no step.
  */
 export class OrderObserver {
-  readonly #trends = new Map<OrderKey, KeyTrend>(ORDER_KEYS.map((k) => [k, { last: null, asc: 0, desc: 0 }]));
+  readonly #trends = new Map<OrderKey, KeyTrend>(ORDER_KEYS.map((k) => [k, { last: null, tail: null, asc: 0, desc: 0 }]));
+  #tiedAcrossPages = false;
 
   /**
    * Records one page. `continues` is false when the page does not follow the previous one read
@@ -39,6 +42,8 @@ export class OrderObserver {
     for (const key of ORDER_KEYS) {
       const t = this.#trends.get(key)!;
       if (!continues) t.last = null;
+      else if (t.tail !== null && page[0]?.[key] === t.tail) this.#tiedAcrossPages = true;
+      if (page.length > 0) t.tail = page[page.length - 1]![key];
       for (const e of page) {
         const v = e[key];
         if (v === null) continue;
@@ -49,6 +54,15 @@ export class OrderObserver {
         t.last = v;
       }
     }
+  }
+
+  /**
+   * Whether a page began with a time equal to the previous page's last, on any field: calls of equal
+   * times split across a page boundary, which an order that leaves ties undecided (LIMIT/OFFSET over
+   * an ORDER BY of that time) may split differently on each request.
+   */
+  get tiedAcrossPages(): boolean {
+    return this.#tiedAcrossPages;
   }
 
   /** The field the listing is consistently ordered by, preferring startedAt, with its direction. */

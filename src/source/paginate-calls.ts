@@ -1,7 +1,7 @@
 import type { CallsApi, ListCallsPage } from './calls-api.js';
 import { CallsyncError } from '../config/errors.js';
 import { ApiError } from './errors.js';
-import { allOlder, DistinctIds, entryIds, entryTimes, ListingEnd, OrderObserver, ORDER_KEYS, pageMeta, sameIds, type EntryTimes, type ListingOrder, type OrderKey } from './listing-evidence.js';
+import { allOlder, DistinctIds, entryIds, entryTimes, ListingEnd, OrderObserver, pageMeta, sameIds, type EntryTimes, type ListingOrder, type OrderKey } from './listing-evidence.js';
 import type { Pagination } from './schemas.js';
 
 export interface CallsPage {
@@ -64,8 +64,6 @@ interface PassResult {
   pages: number;
   stoppedEarly: boolean;
   shortfall: number | undefined;
-  /** A page began with a time equal to the previous page's last: a tie that paging may split unstably. */
-  tiedBoundary: boolean;
   why: string;
 }
 
@@ -120,7 +118,7 @@ export class CallListing {
     if (relist && ((pass.shortfall ?? 0) > 0 || unproved(pass) !== undefined)) {
       relisted = true;
       pass = yield* this.#pass(false);
-    } else if (relist && pass.shortfall === undefined && (!this.#order.sortedBy || pass.tiedBoundary) && pass.pages > 1) {
+    } else if (relist && pass.shortfall === undefined && (!this.#order.sortedBy || this.#order.tiedAcrossPages) && pass.pages > 1) {
       // No total to count against, and no order to page by or calls of equal times split across a
       // page boundary (an ORDER BY that leaves ties undecided may split them differently on each
       // request: 10 of 300 lost, found by a hostile fake): only a second pass can tell a stable
@@ -215,14 +213,12 @@ export class CallListing {
     let continues = false;
     let previousTotal: number | undefined;
     let stepBacks = 0;
-    let tiedBoundary = false;
-    let lastTimes: EntryTimes | undefined;
     let pagesWithoutNew = 0;
     let emptyAskedAgain = false;
     /** Index of the page jumped to when an oldest-first listing is read from its end (see below). */
     let jumpedTo: number | undefined;
     const startRequests = this.#requests;
-    const finish = (why: string, stoppedEarly = false): PassResult => ({ end, pages: this.#requests - startRequests, stoppedEarly, shortfall: stoppedEarly ? undefined : end.shortfall(this.#distinct.count), tiedBoundary, why });
+    const finish = (why: string, stoppedEarly = false): PassResult => ({ end, pages: this.#requests - startRequests, stoppedEarly, shortfall: stoppedEarly ? undefined : end.shortfall(this.#distinct.count), why });
     // The end of a listing read from its tail: go back from where it jumped to the window.
     const ended = (why: string): AsyncGenerator<CallsPage, PassResult, undefined> | PassResult =>
       jumpedTo === undefined ? finish(why) : this.#readBackwards(jumpedTo, requested - index, finish);
@@ -269,8 +265,6 @@ export class CallListing {
       }
       const times = res.entries.map(entryTimes);
       if (!repeats) this.#order.observe(times, continues);
-      if (!repeats && continues && lastTimes && times[0] && ORDER_KEYS.some((k) => lastTimes![k] !== null && lastTimes![k] === times[0]![k])) tiedBoundary = true;
-      if (!repeats) lastTimes = times[times.length - 1];
 
       const decision = end.afterPage({ index, count: res.entries.length, meta, repeatsPrevious: repeats }, this.#seenForEnd(jumpedTo));
       if (decision.kind === 'broken') throw new ListingError(decision.why);
