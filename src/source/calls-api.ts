@@ -1,6 +1,6 @@
 import { ApiError } from './errors.js';
 import { AS_EXPECTED, type AppHttpClient } from './http-client.js';
-import { isGetCallEnvelope, ListEnvelopeSchema, type Pagination } from './schemas.js';
+import { isGetCallEnvelope, ListEnvelopeSchema, paginationOf, type Pagination } from './schemas.js';
 
 export interface ListCallsPage {
   entries: unknown[];
@@ -38,7 +38,7 @@ export class CallsApi {
     if (!parsed.success) {
       throw new ApiError(`${this.http.label}: List Calls page ${page} answered without a "data" array; is callsBaseUrl the Calls API (…/v3)?`, 'client', undefined, 200, 1, this.http.appId);
     }
-    return { entries: parsed.data.data, pagination: parsed.data.meta?.pagination };
+    return { entries: parsed.data.data, pagination: paginationOf(parsed.data) };
   }
 
   /**

@@ -1,7 +1,7 @@
 import { ApiError } from './errors.js';
 import type { AppHttpClient } from './http-client.js';
 import { encodePathSegment } from './calls-api.js';
-import { ListEnvelopeSchema, UsageStatsSchema, type Pagination, type UsageStats } from './schemas.js';
+import { ListEnvelopeSchema, paginationOf, UsageStatsSchema, type Pagination, type UsageStats } from './schemas.js';
 
 /** List Group Members page size: the documented maximum (api-seed.md §8). */
 export const MAX_MEMBERS_PER_PAGE = 1000;
@@ -39,7 +39,7 @@ export class ChatApi {
     if (!parsed.success) {
       throw new ApiError(`${this.http.label}: List Group Members answered without a "data" array; is chatBaseUrl the Chat API (…/v3)?`, 'client', undefined, 200, 1, this.http.appId);
     }
-    return { found: true, entries: parsed.data.data, pagination: parsed.data.meta?.pagination };
+    return { found: true, entries: parsed.data.data, pagination: paginationOf(parsed.data) };
   }
 
   /**

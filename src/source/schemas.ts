@@ -159,20 +159,54 @@ export type ApiParticipant = z.infer<typeof ApiParticipantSchema>;
 export type ApiRecording = z.infer<typeof ApiRecordingSchema>;
 export type ApiTranscription = z.infer<typeof ApiTranscriptionSchema>;
 
-export const PaginationSchema = z.looseObject({
+const PaginationFieldsSchema = z.looseObject({
   total: looseNumber.optional(),
   count: looseNumber.optional(),
   per_page: looseNumber.optional(),
   current_page: looseNumber.optional(),
   total_pages: looseNumber.optional(),
+  perPage: looseNumber.optional(),
+  currentPage: looseNumber.optional(),
+  totalPages: looseNumber.optional(),
 });
-export type Pagination = z.infer<typeof PaginationSchema>;
+/** The pagination fields callsync reads, in the documented spelling. */
+export interface Pagination {
+  total?: number | undefined;
+  count?: number | undefined;
+  per_page?: number | undefined;
+  current_page?: number | undefined;
+  total_pages?: number | undefined;
+}
+
+/** An unusable pagination object is treated as absent, never as a failed page. */
+const PaginationAt = PaginationFieldsSchema.optional().catch(undefined);
 
 /** List envelope: entries stay `unknown` so one bad record is rejected alone, not the page. */
 export const ListEnvelopeSchema = z.looseObject({
   data: z.array(z.unknown()),
-  meta: z.looseObject({ pagination: PaginationSchema.optional().catch(undefined) }).optional().catch(undefined),
+  meta: z.looseObject({ pagination: PaginationAt }).optional().catch(undefined),
+  pagination: PaginationAt,
 });
+export type ListEnvelope = z.infer<typeof ListEnvelopeSchema>;
+
+/**
+ * A list's pagination wherever the service put it. The documentation shows `meta.pagination` in
+ * snake_case; nothing says every deployment or version does, and a total that goes unread leaves the
+ * listing without its proof of completeness (a sync that sees no total loses calls to removals it
+ * cannot notice). So `meta.pagination` first, then a top-level `pagination`, and per field the
+ * documented spelling first, then camelCase.
+ */
+export function paginationOf(envelope: ListEnvelope): Pagination | undefined {
+  const p = envelope.meta?.pagination ?? envelope.pagination;
+  if (!p) return undefined;
+  return {
+    total: p.total,
+    count: p.count,
+    per_page: p.per_page ?? p.perPage,
+    current_page: p.current_page ?? p.currentPage,
+    total_pages: p.total_pages ?? p.totalPages,
+  };
+}
 
 /** Get Call: `{"data": {...}}` now, `{"data": [ {...} ]}` in the legacy spec. */
 export const GetCallEnvelopeSchema = z.looseObject({

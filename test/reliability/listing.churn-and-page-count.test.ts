@@ -17,6 +17,7 @@ import { settingsAt } from './support/matrix.js';
  *   listing though total_pages said more follow (a server hiding rows after paging them); pages
  *   counted from 0 with current_page = page + 1 made the sync skip the second page. Neither can be
  *   got right from the pages alone, so each must end loudly (partial, one line).
+ * - Pagination at the top level in camelCase was not read at all: no total, so removals lost calls.
  * - No `total`, calls of equal start times split across a page boundary, ties ordered differently
  *   on alternate requests: 10 of 300 lost. A tie at a boundary now makes the sync read a second pass.
  */
@@ -24,6 +25,7 @@ const SETTINGS = { pageSize: 50, detailFetch: 'auto', lookbackHours: 24, concurr
 
 const LOUD: { name: string; fake: FakeOptions; error: RegExp }[] = [
   { name: 'no total; a short page then an empty one, total_pages says more follow', fake: { total: 'absent', gapAt: 3 }, error: /reported 6 pages and no total, but its pages ended after 3/ },
+  { name: 'no total, top-level camelCase pagination; a short page then an empty one', fake: { total: 'absent', gapAt: 3, meta: 'top-camel' }, error: /reported 6 pages and no total, but its pages ended after 3/ },
   { name: 'no total; pages from 0 with current_page = page + 1', fake: { total: 'absent', pageBase: 0, currentPage: 'plusOne' }, error: /reported 6 pages and no total, but its pages ended after 5/ },
 ];
 
@@ -47,6 +49,13 @@ describe('listings whose distinct count hid a loss', () => {
   it('eight calls removed while the listing is read (total honest, falling each time): ok, and every call still there is stored', async () => {
     const { result, missing } = await syncOnce(0, { deleteWhileListing: 8 });
     // Calls removed from the service stay stored (a sync does not delete; `verify` lists them).
+    expect(missing).toEqual([]);
+    expect(result.status).toBe('ok');
+  });
+
+  it('pagination at the top level in camelCase (totalPages, currentPage), eight removals while listing: the total is read, ok, none missing', async () => {
+    const { result, missing } = await syncOnce(10, { meta: 'top-camel', deleteWhileListing: 8 });
+    expect(result.reportedTotal).toBe(292);
     expect(missing).toEqual([]);
     expect(result.status).toBe('ok');
   });

@@ -41,8 +41,8 @@ export interface FakeOptions {
   pastEnd?: 'empty' | 'last' | 'first';
   /** Every page answers the first page (the vendor README: a server that ignores `page`). */
   ignorePage?: boolean;
-  /** `meta.pagination`, or no `meta` at all. */
-  meta?: 'pagination' | 'none';
+  /** `meta.pagination`, no `meta` at all, or a top-level `pagination` spelled in camelCase (totalPages, currentPage, perPage). */
+  meta?: 'pagination' | 'none' | 'top-camel';
   /** How never-started calls (unanswered, rejected, canceled) carry startedAt on the wire. */
   unstarted?: 'absent' | 'zero' | 'negative' | 'null';
   /** How many calls are dated in the future (7, 14, … days ahead: clock skew, a test call). */
@@ -274,6 +274,10 @@ export class FakeCallsService {
     if (cp !== 'absent') pagination.current_page = cp === 'one' ? 1 : cp === 'plusOne' ? idx + base + 1 : idx + base;
     const tp = o.totalPages ?? 'real';
     if (tp !== 'absent') pagination.total_pages = tp === 'real' ? Math.ceil(n / size) : tp === 'requested' ? Math.ceil(n / requested) : tp;
+    if (o.meta === 'top-camel') {
+      const camel = (k: string): string => k.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase());
+      return { data, pagination: Object.fromEntries(Object.entries(pagination).map(([k, v]) => [camel(k), v])) };
+    }
     return { data, meta: { pagination } };
   }
 }
