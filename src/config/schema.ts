@@ -40,6 +40,8 @@ export const ConfigFileSchema = z.strictObject({
   concurrency: z.number().int().min(1).max(64).default(8),
   /** How far behind the watermark (newest startedAt seen) an incremental run re-lists calls. */
   lookbackHours: z.number().min(0).max(24 * 365).default(72),
+  /** An incremental run lists everything when the last proved full listing is this many days old (0: every run). */
+  fullSyncEveryDays: z.number().min(0).max(3650).default(7),
   detailFetch: z.enum(DETAIL_FETCH_MODES).default('auto'),
   /** A call time beyond now + this is a clock error: the call is stored, the watermark does not move to it. */
   maxClockSkewMinutes: z.number().min(0).max(7 * 24 * 60).default(10),

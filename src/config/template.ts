@@ -49,6 +49,8 @@ export function configTemplate(v: TemplateValues): string {
   "concurrency": 8,
   // Incremental runs re-list back to the newest call start seen, minus this many hours.
   "lookbackHours": 72,
+  // Every this many days a run lists everything (calls backdated beyond the lookback show up there).
+  "fullSyncEveryDays": 7,
   // auto: skip Get Call when the list entry is provably complete; always: fetch every call's details.
   "detailFetch": "auto",
   // Per request (headers and body), and attempts per request (exponential backoff with jitter).

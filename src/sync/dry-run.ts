@@ -13,6 +13,7 @@ import { getSyncState } from '../store/runs-repo.js';
 import { unixSeconds } from '../config/clock.js';
 import { parseListPage, planPage } from './page-planner.js';
 import { RecentCalls } from './recent-calls.js';
+import { syncModeFor } from './sync-mode.js';
 import { retryTo, type SyncDeps } from './sync-app.js';
 import type { AppRetryEvent, SyncMode } from './sync-result.js';
 
@@ -78,7 +79,7 @@ async function dryRunApp(deps: SyncDeps, settings: Settings, app: AppSettings, o
   const { db, clock } = deps;
   const state = await getSyncState(db, app.appId, app.region);
   const backfill = opts.since !== undefined || opts.until !== undefined;
-  const mode: SyncMode = backfill ? 'backfill' : opts.full || state?.watermark_started_at == null ? 'full' : 'incremental';
+  const { mode } = syncModeFor(state, { full: opts.full, backfill }, unixSeconds(clock), settings.fullSyncEveryDays);
   const r: DryRunResult = { appId: app.appId, region: app.region, mode, status: 'ok', pages: 0, listed: 0, new: 0, changed: 0, unchanged: 0, invalid: 0, getCalls: 0, followUpGetCalls: 0, groups: 0, listingComplete: false, stoppedAtWindow: false, requests: 0, retries: 0 };
   let client: AppHttpClient | undefined;
   try {

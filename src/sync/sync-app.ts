@@ -22,8 +22,9 @@ import { proveIncrementalWindow } from './incremental-proof.js';
 import { parseListPage, planPage, type Pending } from './page-planner.js';
 import { MAX_CALLS_PER_TRANSACTION, PageWriter } from './page-writer.js';
 import { RecentCalls } from './recent-calls.js';
+import { syncModeFor } from './sync-mode.js';
 import { syncGroupMembers } from './sync-groups.js';
-import { emptyResult, type AppRetryEvent, type AppSyncResult, type SyncMode, type SyncOptions } from './sync-result.js';
+import { emptyResult, type AppRetryEvent, type AppSyncResult, type SyncOptions } from './sync-result.js';
 import { WatermarkTracker } from './watermark.js';
 
 export type { AppProgress, AppRetryEvent, AppSyncResult, SyncMode, SyncOptions } from './sync-result.js';
@@ -73,7 +74,8 @@ export async function syncApp(deps: SyncDeps, settings: Settings, app: AppSettin
   const startedMs = clock.now();
   const state = await getSyncState(db, app.appId, app.region);
   const backfill = opts.since !== undefined || opts.until !== undefined;
-  const mode: SyncMode = backfill ? 'backfill' : opts.full || state?.watermark_started_at == null ? 'full' : 'incremental';
+  const { mode, fullDue } = syncModeFor(state, { full: opts.full, backfill }, unixSeconds(clock), settings.fullSyncEveryDays);
+  if (fullDue) log.info({ lastFullSyncAt: state?.last_full_sync_at ?? null, fullSyncEveryDays: settings.fullSyncEveryDays }, 'a full listing is due (fullSyncEveryDays): this run lists everything')
   const runRowId = await startRun(db, { run_id: opts.runId, app_id: app.appId, region: app.region, mode, started_at: unixSeconds(clock) });
   const r = emptyResult(app.appId, app.region, mode);
   let http: AppHttpClient | undefined;
