@@ -151,6 +151,21 @@ export class DistinctIds {
   }
 }
 
+/**
+ * Adds the ids of the listing's first page, read again after a pass, to `distinct`, and counts those
+ * the pass had seen further down: calls moved up onto the first page, which removals above them do.
+ * A retention job deleting the oldest calls of an oldest-first listing while new calls keep `total`
+ * level skips a call at every page boundary, and the distinct count, holding the removed calls,
+ * still reaches the total (12 of 300 lost while ok, found by a hostile fake). New calls arriving at
+ * the head of a newest-first listing push ids down, never up.
+ */
+export function movedUp(firstPage: readonly string[], again: readonly string[], distinct: DistinctIds): number {
+  const before = new Set(firstPage);
+  let moved = 0;
+  for (const id of again) if (!distinct.add(id) && !before.has(id)) moved++;
+  return moved;
+}
+
 /** What the service's pagination said on one page (undefined fields were absent or unusable). */
 export interface PageMeta {
   total?: number | undefined;
@@ -287,12 +302,13 @@ export class ListingEnd {
    * (an empty page after a short one, say) before the reported count are a listing read in part —
    * a server that hides rows after paging them, or pages numbered in a way the first pages did not
    * show. With a total, the distinct count is the proof and total_pages is not consulted (servers
-   * compute it from the requested page size, not the served one).
+   * compute it from the requested page size, not the served one). Says why, for a listing read to
+   * its end, when it proves nothing.
    */
-  pagesShort(): { reported: number; read: number } | undefined {
+  unproved(): string | undefined {
     const reported = this.#lastTotalPages;
     if (this.#minTotal !== undefined || reported === undefined || this.#pagesReached >= reported) return undefined;
-    return { reported, read: this.#pagesReached };
+    return `List Calls reported ${reported} pages and no total, but its pages ended after ${this.#pagesReached}`;
   }
 
   /**

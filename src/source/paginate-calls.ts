@@ -1,7 +1,7 @@
 import type { CallsApi, ListCallsPage } from './calls-api.js';
 import { CallsyncError } from '../config/errors.js';
 import { ApiError } from './errors.js';
-import { allOlder, DistinctIds, entryIds, entryTimes, ListingEnd, OrderObserver, pageMeta, sameIds, type EntryTimes, type ListingOrder, type OrderKey } from './listing-evidence.js';
+import { allOlder, DistinctIds, entryIds, entryTimes, ListingEnd, movedUp, OrderObserver, pageMeta, sameIds, type EntryTimes, type ListingOrder, type OrderKey } from './listing-evidence.js';
 import type { Pagination } from './schemas.js';
 
 export interface CallsPage {
@@ -94,6 +94,8 @@ export class CallListing {
   #requests = 0;
   #outcome: ListingOutcome | undefined;
   #pageBase: 0 | 1 = 1;
+  /** The last pass's first page, read again after it (see #movedUp). */
+  #firstIds: string[] | undefined;
 
   constructor(
     private readonly api: Pick<CallsApi, 'listCalls'>,
@@ -114,26 +116,33 @@ export class CallListing {
     let pass = yield* this.#pass(true);
     let relisted = false;
     let unstable: number | undefined;
+    let moved = 0;
     const relist = !pass.stoppedEarly && this.opts.relistOnShortfall !== false;
-    if (relist && ((pass.shortfall ?? 0) > 0 || unproved(pass) !== undefined)) {
+    if (relist && ((pass.shortfall ?? 0) > 0 || pass.end.unproved() !== undefined)) {
       relisted = true;
       pass = yield* this.#pass(false);
-    } else if (relist && pass.shortfall === undefined && (!this.#order.sortedBy || this.#order.tiedAcrossPages) && pass.pages > 1) {
+    } else if (relist && pass.pages > 1 && ((pass.shortfall === undefined && (!this.#order.sortedBy || this.#order.tiedAcrossPages)) || (moved = yield* this.#movedUp()) > 0)) {
       // No total to count against, and no order to page by or calls of equal times split across a
       // page boundary (an ORDER BY that leaves ties undecided may split them differently on each
-      // request: 10 of 300 lost, found by a hostile fake): only a second pass can tell a stable
-      // listing (it finds nothing new) from one that reorders between requests (it does).
+      // request: 10 of 300 lost, found by a hostile fake); or calls moved up onto the first page
+      // while it was read: only a second pass can tell a listing that lost nothing (it finds
+      // nothing new) from one that did.
       relisted = true;
       const before = this.#distinct.count;
       pass = yield* this.#pass(false);
-      if (this.#distinct.count > before) unstable = this.#distinct.count - before;
+      // After calls moved, the second pass stands on its own: proved as the first would have been,
+      // and clean only if its first page, read again, shows no call moved up either.
+      if (moved > 0) moved = yield* this.#movedUp();
+      else if (this.#distinct.count > before) unstable = this.#distinct.count - before;
     }
     const shortfall = pass.stoppedEarly ? undefined : pass.end.shortfall(this.#distinct.count);
     const sorted = this.#order.sortedBy;
-    const unprovedWhy = pass.stoppedEarly ? undefined : unproved(pass);
+    const unprovedWhy = pass.stoppedEarly ? undefined : pass.end.unproved();
     const problem = shortfall
       ? `List Calls reported ${pass.end.minTotal} calls but ${this.#distinct.count} distinct calls could be listed${relisted ? ' in two passes' : ''} (${shortfall} short)`
-      : unstable
+      : moved
+        ? `List Calls moved calls up onto its first page while it was read, in two passes (${moved} the second time: calls above them were removed, so others may have been skipped), so the listing cannot be proved complete`
+        : unstable
         ? `List Calls lists in no stable order${sorted ? ' (calls of equal times split across pages)' : ''} and reports no total: a second pass found ${unstable} call(s) the first missed, so the listing cannot be proved complete`
         : unprovedWhy !== undefined
           ? `${unprovedWhy}${relisted ? ' (in two passes)' : ''}, so the listing cannot be proved complete`
@@ -282,6 +291,7 @@ export class CallListing {
         }
       }
       previousIds = ids;
+      if (index === 0 && jumpedTo === undefined) this.#firstIds = ids;
       yield { page: requested, entries: res.entries, pagination: res.pagination };
 
       if (decision.kind === 'end') {
@@ -342,6 +352,16 @@ export class CallListing {
     }
   }
 
+  /** Reads the first page again after a pass (one request): calls moved up onto it, see `movedUp`. */
+  async *#movedUp(): AsyncGenerator<CallsPage, number, undefined> {
+    if (!this.#firstIds) return 0;
+    const page = this.#pageBase;
+    const again = await this.#list(page);
+    const moved = movedUp(this.#firstIds, entryIds(again.entries, 'sessionId', page), this.#distinct);
+    if (again.entries.length > 0) yield { page, entries: again.entries, pagination: again.pagination };
+    return moved;
+  }
+
   /**
    * The distinct count the end rules hold against `total`. A listing read from its tail has skipped
    * pages on purpose, so only `total_pages` can tell its end there.
@@ -376,15 +396,4 @@ export class CallListing {
     if (bound === undefined || this.#order.sortedBy?.order !== 'newest-first' || times.length === 0) return false;
     return allOlder(times, bound);
   }
-}
-
-/**
- * Why a pass that reached its end still proves nothing, if it does not: no total was reported and
- * fewer pages were read than `total_pages` said.
- */
-function unproved(pass: PassResult): string | undefined {
-  if (pass.stoppedEarly) return undefined;
-  const pages = pass.end.pagesShort();
-  if (pages) return `List Calls reported ${pages.reported} pages and no total, but its pages ended after ${pages.read}`;
-  return undefined;
 }

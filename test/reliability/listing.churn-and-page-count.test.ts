@@ -18,6 +18,10 @@ import { settingsAt } from './support/matrix.js';
  *   counted from 0 with current_page = page + 1 made the sync skip the second page. Neither can be
  *   got right from the pages alone, so each must end loudly (partial, one line).
  * - Pagination at the top level in camelCase was not read at all: no total, so removals lost calls.
+ * - Oldest first, the oldest call removed and a new one added before every page (rolling
+ *   retention): `total` stays level, each page boundary skips a call, and the removed calls fill
+ *   the count. The first page, read again after the listing, shows calls moved up onto it: a second
+ *   pass, which must be clean on its own (its first page read again shows nothing moved); else partial.
  * - No `total`, calls of equal start times split across a page boundary, ties ordered differently
  *   on alternate requests: 10 of 300 lost. A tie at a boundary now makes the sync read a second pass.
  */
@@ -56,6 +60,22 @@ describe('listings whose distinct count hid a loss', () => {
   it('pagination at the top level in camelCase (totalPages, currentPage), eight removals while listing: the total is read, ok, none missing', async () => {
     const { result, missing } = await syncOnce(10, { meta: 'top-camel', deleteWhileListing: 8 });
     expect(result.reportedTotal).toBe(292);
+    expect(missing).toEqual([]);
+    expect(result.status).toBe('ok');
+  });
+
+  it('oldest first, a retention job deleting the oldest call and a new one arriving before every page (total level): partial, naming the moved calls', async () => {
+    const { result, missing } = await syncOnce(11, { order: 'oldest', retainWhileListing: 1000 });
+    // Every page boundary skipped a call while the removed ones (already counted) filled the total.
+    expect(missing.length).toBeGreaterThan(0);
+    expect(result.status).toBe('partial');
+    expect(result.error).toMatch(/^[^\n]+$/);
+    expect(result.error).toMatch(/moved calls up onto its first page while it was read, in two passes/);
+  });
+
+  it('oldest first, the same retention during the first pass only: the second pass lists every call, ok', async () => {
+    const { result, missing } = await syncOnce(12, { order: 'oldest', retainWhileListing: 6 });
+    expect(result.listingComplete).toBe(true);
     expect(missing).toEqual([]);
     expect(result.status).toBe('ok');
   });

@@ -30,6 +30,12 @@ export interface FakeOptions {
    */
   deleteWhileListing?: number;
   /**
+   * Rolling retention while the listing is read: before each List request for a page after the
+   * first, the oldest call is deleted and a new one added (now), this many times in all; `total`
+   * stays level.
+   */
+  retainWhileListing?: number;
+  /**
    * Calls at these listing positions (newest first) share one start time, and ties are ordered by
    * sessionId ascending on one List request and descending on the next (LIMIT/OFFSET over an
    * ORDER BY that does not decide ties).
@@ -78,6 +84,7 @@ export class FakeCallsService {
   readonly #rand: () => number;
   #n = 0;
   #deletions: number;
+  #retentions: number;
   /** Vendor mode: the published List Calls example (served as is) and Get Call's data. */
   #listExample: string | undefined;
   #getExample: Wire | undefined;
@@ -85,6 +92,7 @@ export class FakeCallsService {
   private constructor(readonly opts: FakeOptions, private readonly server: TestServer) {
     this.#rand = seededRandom(opts.seed ?? 7);
     this.#deletions = opts.deleteWhileListing ?? 0;
+    this.#retentions = opts.retainWhileListing ?? 0;
   }
 
   static async start(opts: FakeOptions = {}): Promise<FakeCallsService> {
@@ -254,6 +262,12 @@ export class FakeCallsService {
         this.#deletions--;
         this.calls.splice(this.calls.indexOf(victim), 1);
       }
+    }
+    if (this.#retentions > 0 && Number.isInteger(asked) && asked - base >= 1) {
+      this.#retentions--;
+      const oldest = this.calls.reduce((a, b) => (b.initiatedAt < a.initiatedAt ? b : a));
+      this.calls.splice(this.calls.indexOf(oldest), 1);
+      this.addCall({ at: NOW() - 30, status: 'ended' });
     }
     const all = this.ordered();
     const n = all.length;
