@@ -68,7 +68,9 @@ export async function crashAndRecover(sim: Simulator, dir: string, seed: number,
 
   for (let k = 0; k < rounds; k++) {
     const mode = random() < 0.5 ? 'delay' : 'stored';
-    const at = mode === 'delay' ? Math.round(400 + random() * ((opts.maxDelayMs ?? 2_500) - 400)) : 1 + Math.floor(random() * opts.calls);
+    // Delays from 100 ms: a CLI that starts fast (it stores its first calls ~0.5 s in) is still
+    // killed before it stored anything on some seeds; from 400 ms no seed did, once startup got faster.
+    const at = mode === 'delay' ? Math.round(100 + random() * ((opts.maxDelayMs ?? 2_500) - 100)) : 1 + Math.floor(random() * opts.calls);
     const child = spawnCli(['sync', '--config', cfg, '--quiet'], env);
     const done = collect(child);
     const started = Date.now();
