@@ -168,6 +168,23 @@ export async function listUnsettledCalls(db: Db, appId: string, region: string, 
 }
 
 /**
+ * Calls stored from their list entry that carry recordings or transcriptions: fetched again once
+ * list entries are seen to leave media out (sync/list-audit.ts).
+ */
+export async function listCallsWithListedMedia(db: Db, appId: string, region: string): Promise<string[]> {
+  const rows = await db
+    .selectFrom('calls')
+    .select('session_id')
+    .where('app_id', '=', appId)
+    .where('region', '=', region)
+    .where('details_source', '=', 'list')
+    .where('not_found_at', 'is', null)
+    .where((eb) => eb.or([eb('has_recording', '=', 1), eb('has_transcription', '=', 1)]))
+    .execute();
+  return rows.map((r) => r.session_id);
+}
+
+/**
  * Writes calls with their payloads, participants, recordings and transcriptions, replacing what was
  * stored for them. Call it inside the use case's transaction: the tables then change together or not
  * at all.

@@ -10,9 +10,19 @@ export const TOLERANCE_SETTING = 'reconcile_tolerance_minutes';
  * rely on it and applies the config's own value (see withTolerance in reconcile/).
  */
 export async function saveTolerance(db: Kysely<Database> | Transaction<Database>, minutes: number): Promise<void> {
+  await saveSetting(db, TOLERANCE_SETTING, String(minutes));
+}
+
+/** A `callsync_settings` value, or undefined when the key is not set. */
+export async function getSetting(db: Kysely<Database>, key: string): Promise<string | undefined> {
+  const row = await db.selectFrom('callsync_settings').select('value').where('key', '=', key).executeTakeFirst();
+  return row?.value ?? undefined;
+}
+
+export async function saveSetting(db: Kysely<Database> | Transaction<Database>, key: string, value: string): Promise<void> {
   await db
     .insertInto('callsync_settings')
-    .values({ key: TOLERANCE_SETTING, value: String(minutes) })
-    .onConflict((oc) => oc.column('key').doUpdateSet({ value: String(minutes) }))
+    .values({ key, value })
+    .onConflict((oc) => oc.column('key').doUpdateSet({ value }))
     .execute();
 }

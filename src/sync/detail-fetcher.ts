@@ -5,6 +5,7 @@ import type { ApiCall } from '../source/schemas.js';
 import type { CallRows, NewRejectedRow } from '../store/schema.js';
 import { apiCallToRows, fingerprint, parseCall } from '../transform/call-rows.js';
 import type { Logger } from '../log/logger.js';
+import type { ListAudit } from './list-audit.js';
 import type { PageWrite } from './page-writer.js';
 import type { Pending } from './page-planner.js';
 
@@ -27,6 +28,8 @@ export interface DetailFetcherDeps {
   signal?: AbortSignal | undefined;
   /** Calls the follow-up passes may ask for (live before this run, on the retry list): see `fetched`. */
   watch: ReadonlySet<string>;
+  /** Hears Get Call's answer for each audited list entry. */
+  audit?: ListAudit | undefined;
 }
 
 /** The same test as the unsettled pass's query (calls-repo listUnsettledCalls), on a row about to be written. */
@@ -154,6 +157,7 @@ export class DetailFetcher {
   /** The rows of a call Get Call supplied (its text `json`), and it leaves the retry list. */
   #store(call: ApiCall, json: string, p: Pending, now: number, w: PageWrite, onLive: (id: string) => void): void {
     const { d } = this;
+    if (p.audit) d.audit?.check(p.call, call);
     const row = apiCallToRows(call, undefined, { appId: d.appId, region: d.region, now, source: 'detail', listFingerprint: p.listFingerprint, rawJson: json });
     if (p.json !== undefined && row.call.is_final === 0) onLive(call.sessionId);
     if (looksUnsettled(row.call)) this.fetched.add(call.sessionId);

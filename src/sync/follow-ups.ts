@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import { listLiveCalls, listUnsettledCalls, markStaleLiveCalls } from '../store/calls-repo.js';
+import { listCallsWithListedMedia, listLiveCalls, listUnsettledCalls, markStaleLiveCalls } from '../store/calls-repo.js';
 import { listRetries } from '../store/retries-repo.js';
 import type { Database } from '../store/schema.js';
 import { pendingById, type Pending } from './page-planner.js';
@@ -18,6 +18,8 @@ export interface FollowUpInput {
   listedLive: ReadonlySet<string>;
   /** Calls Get Call was already asked for in this run. */
   fetched: ReadonlySet<string>;
+  /** List entries are known to leave media out: calls stored from one with media are fetched again. */
+  refetchListedMedia: boolean;
   fetchAndWrite: (pending: Pending[]) => Promise<void>;
   stopped: () => boolean;
 }
@@ -27,6 +29,7 @@ export interface FollowUpResult {
   retried: number;
   unsettled: number;
   staled: number;
+  media: number;
 }
 
 /**
@@ -36,11 +39,13 @@ export interface FollowUpResult {
  *   longer than liveMaxDays is marked stale instead and no longer costs a request per run;
  * - calls on the retry list (details that could not be had), whatever their age;
  * - final calls that look unsettled (recordings promised but absent, joined participants without
- *   minutes, final without an end), until they settle or settleDays have passed since they ended.
+ *   minutes, final without an end), until they settle or settleDays have passed since they ended;
+ * - once list entries are seen to leave recordings or transcriptions out, every call stored from
+ *   such an entry (until each has been fetched; an interrupted run leaves the rest to the next).
  */
 export async function followUpFetches(input: FollowUpInput): Promise<FollowUpResult> {
   const { db, appId, region, now } = input;
-  const out: FollowUpResult = { live: 0, retried: 0, unsettled: 0, staled: 0 };
+  const out: FollowUpResult = { live: 0, retried: 0, unsettled: 0, staled: 0, media: 0 };
   const done = new Set<string>();
   const run = async (pending: Pending[]): Promise<void> => {
     for (let i = 0; i < pending.length && !input.stopped(); i += BATCH) await input.fetchAndWrite(pending.slice(i, i + BATCH));
@@ -62,7 +67,14 @@ export async function followUpFetches(input: FollowUpInput): Promise<FollowUpRes
   await run(again.map((r) => pendingById(r.sessionId, { live: r.reason === 'live_not_found', retryAttempts: r.attempts })));
 
   const unsettled = (await listUnsettledCalls(db, appId, region, now - input.settleDays * 86_400)).filter((id) => !skip(id));
+  for (const id of unsettled) done.add(id);
   out.unsettled = unsettled.length;
   await run(unsettled.map((id) => pendingById(id)));
+
+  if (input.refetchListedMedia) {
+    const media = (await listCallsWithListedMedia(db, appId, region)).filter((id) => !skip(id));
+    out.media = media.length;
+    await run(media.map((id) => pendingById(id)));
+  }
   return out;
 }

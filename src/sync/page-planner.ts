@@ -3,6 +3,7 @@ import type { StoredCallState } from '../store/calls-repo.js';
 import { apiCallToRows, callTime, fingerprintJson, listEntryIsComplete, parseCall, receiverOf } from '../transform/call-rows.js';
 import type { CallRows } from '../store/schema.js';
 import { isFinalCall } from '../transform/call-status.js';
+import type { ListAudit } from './list-audit.js';
 import type { RecentCalls } from './recent-calls.js';
 
 /** A list entry that parsed, with the one serialisation that serves its fingerprint and raw_json. */
@@ -35,6 +36,8 @@ export interface Pending {
   live?: boolean;
   /** Earlier runs' attempts, when the call is on the retry list. */
   retryAttempts?: number;
+  /** A complete-looking entry fetched to audit its media against Get Call (see ListAudit). */
+  audit?: boolean;
 }
 
 /** A call known only by its id (live, on the retry list, unsettled): Get Call supplies all of it. */
@@ -74,6 +77,8 @@ export interface PlanContext {
   liveBefore: ReadonlySet<string>;
   /** `sync --refetch`: every entry in the window gets Get Call, changed or not. */
   refetch?: boolean;
+  /** Whether complete-looking entries with media are trusted, audited or fetched (detailFetch auto). */
+  audit?: ListAudit | undefined;
 }
 
 export interface PagePlan {
@@ -121,10 +126,11 @@ export function planPage(valid: readonly ListedEntry[], ctx: PlanContext): PageP
     // with some of them; or a call that changed while paging): never last-one-wins, Get Call
     // answers the whole call.
     const relisted = before !== undefined;
-    if (!ctx.refetch && !relisted && ctx.detailFetch === 'auto' && listEntryIsComplete(v.call)) {
+    const route = !ctx.refetch && !relisted && ctx.detailFetch === 'auto' && listEntryIsComplete(v.call) ? (ctx.audit?.route(v.call) ?? 'list') : 'get';
+    if (route === 'list') {
       plan.listRows.push(apiCallToRows(v.call, v.raw, { appId: ctx.appId, region: ctx.region, now: ctx.now, source: 'list', listFingerprint: v.fp, rawJson: v.json }));
     } else {
-      plan.pending.push({ call: v.call, json: v.json, listFingerprint: v.fp, live });
+      plan.pending.push({ call: v.call, json: v.json, listFingerprint: v.fp, live, ...(route === 'audit' ? { audit: true } : {}) });
     }
   }
   return plan;

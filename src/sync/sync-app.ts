@@ -13,6 +13,7 @@ import { RequestPacer } from '../source/request-pacer.js';
 import { hasStoredCalls, upsertCalls, loadCallStates, listLiveCalls, markNotFound, type StoredCallState } from '../store/calls-repo.js';
 import { clearRetries, listRetries, recordRetries } from '../store/retries-repo.js';
 import { getSyncState, insertRejected, saveSyncState, startRun, updateRun } from '../store/runs-repo.js';
+import { getSetting, saveSetting } from '../store/settings-repo.js';
 import type { CallRows, Database } from '../store/schema.js';
 import type { Logger } from '../log/logger.js';
 import { unixSeconds, type Clock } from '../config/clock.js';
@@ -21,6 +22,7 @@ import { followUpFetches } from './follow-ups.js';
 import { proveIncrementalWindow } from './incremental-proof.js';
 import { parseListPage, planPage, type Pending } from './page-planner.js';
 import { MAX_CALLS_PER_TRANSACTION, PageWriter } from './page-writer.js';
+import { ListAudit, omitsMediaSetting } from './list-audit.js';
 import { RecentCalls } from './recent-calls.js';
 import { syncModeFor } from './sync-mode.js';
 import { syncGroupMembers } from './sync-groups.js';
@@ -75,7 +77,7 @@ export async function syncApp(deps: SyncDeps, settings: Settings, app: AppSettin
   const state = await getSyncState(db, app.appId, app.region);
   const backfill = opts.since !== undefined || opts.until !== undefined;
   const { mode, fullDue } = syncModeFor(state, { full: opts.full, backfill }, unixSeconds(clock), settings.fullSyncEveryDays);
-  if (fullDue) log.info({ lastFullSyncAt: state?.last_full_sync_at ?? null, fullSyncEveryDays: settings.fullSyncEveryDays }, 'a full listing is due (fullSyncEveryDays): this run lists everything')
+  if (fullDue) log.info({ lastFullSyncAt: state?.last_full_sync_at ?? null, fullSyncEveryDays: settings.fullSyncEveryDays }, 'a full listing is due (fullSyncEveryDays): this run lists everything');
   const runRowId = await startRun(db, { run_id: opts.runId, app_id: app.appId, region: app.region, mode, started_at: unixSeconds(clock) });
   const r = emptyResult(app.appId, app.region, mode);
   let http: AppHttpClient | undefined;
@@ -167,9 +169,11 @@ export async function syncApp(deps: SyncDeps, settings: Settings, app: AppSettin
     // The follow-up passes may ask for live and retry-listed calls: the fetcher notes which of these
     // it already asked in this run (a small set, whatever the size of the listing).
     const watch = backfill ? new Set<string>() : new Set([...liveBefore, ...retryList.ids]);
+    // Complete-looking list entries with media are audited against Get Call (see ListAudit).
+    const audit = settings.detailFetch === 'auto' ? new ListAudit(await getSetting(db, omitsMediaSetting(app.appId, app.region))) : undefined;
     const fetcher = new DetailFetcher({
       api, limit: pLimit(settings.concurrency), appId: app.appId, region: app.region, runId: opts.runId,
-      nowSeconds: () => unixSeconds(clock), log, counters: r, signal: opts.signal, watch,
+      nowSeconds: () => unixSeconds(clock), log, counters: r, signal: opts.signal, watch, audit,
     });
     const fetchAndWrite = async (pending: Pending[]): Promise<void> => {
       const w = await fetcher.complete([], pending, [], (id) => listedLive.add(id));
@@ -192,7 +196,7 @@ export async function syncApp(deps: SyncDeps, settings: Settings, app: AppSettin
           const window = backfill ? { since: opts.since, until: opts.until } : undefined;
           const ids = parsed.valid.map((v) => v.call.sessionId);
           const stored = anyStored ? await loadCallStates(db, app.appId, ids) : nothingStored;
-          const plan = planPage(parsed.valid, { appId: app.appId, region: app.region, now: unixSeconds(clock), detailFetch: settings.detailFetch, window, stored, recent, liveBefore, refetch: opts.refetch === true });
+          const plan = planPage(parsed.valid, { appId: app.appId, region: app.region, now: unixSeconds(clock), detailFetch: settings.detailFetch, window, stored, recent, liveBefore, refetch: opts.refetch === true, audit });
           r.callsSeen += plan.newlySeen;
           r.callsFromList += plan.listRows.length;
           for (const id of plan.live) listedLive.add(id);
@@ -248,11 +252,16 @@ export async function syncApp(deps: SyncDeps, settings: Settings, app: AppSettin
     }
     if (opts.signal?.aborted) throw stopped();
 
-    // Live calls the listing did not show, the retry list, and calls that look unsettled.
+    if (audit?.foundNow) {
+      await saveSetting(db, omitsMediaSetting(app.appId, app.region), audit.foundNow);
+      log.warn({ reason: audit.foundNow }, 'list entries leave media out: entries with recordings or transcriptions are fetched with Get Call from now on, and those stored as listed are fetched again');
+    }
+    // Live calls the listing did not show, the retry list, calls that look unsettled, and calls
+    // stored from entries with media once such entries are known to leave some out.
     if (!fetcher.fatal && !backfill) {
       await followUpFetches({
         db, appId: app.appId, region: app.region, now: unixSeconds(clock), liveMaxDays: settings.liveMaxDays, settleDays: settings.settleDays,
-        listedLive, fetched: fetcher.fetched, fetchAndWrite, stopped: () => fetcher.fatal !== undefined || opts.signal?.aborted === true,
+        listedLive, fetched: fetcher.fetched, fetchAndWrite, refetchListedMedia: audit?.omits !== undefined, stopped: () => fetcher.fatal !== undefined || opts.signal?.aborted === true,
       });
       await writer.flush();
       writer.throwIfFailed();

@@ -59,6 +59,8 @@ export interface FakeOptions {
   spanHours?: number;
   /** List Group Members: largest page served, the per_page echoed and the total stated. */
   members?: { cap?: number; perPage?: 'real' | 'requested'; total?: 'real' | number };
+  /** Every `every`-th ended call has two recordings; `first`: its List Calls entry shows only the first (Get Call shows both). */
+  recordings?: { every: number; listed: 'all' | 'first' };
   /** Path of the vendor's OpenAPI file: its List Calls example answers every page, Get Call its example adapted to each listed call. */
   vendor?: string;
 }
@@ -133,6 +135,15 @@ export class FakeCallsService {
         }
       }
     }
+    const rec = o.recordings;
+    if (rec) {
+      this.calls.filter((c) => c.status === 'ended' && c.startedAt !== undefined && c.endedAt !== undefined).forEach((c, i) => {
+        if (i % rec.every !== 0) return;
+        const mid = Math.floor((c.startedAt! + c.endedAt!) / 2);
+        c.hasRecording = true;
+        c.recordings = [[c.startedAt!, mid], [mid, c.endedAt!]].map(([a, b], k) => ({ rid: `${c.sessionId}-r${k}`, recording_url: `https://rec.invalid/${c.sessionId}/${k}.mp4`, startTime: a, endTime: b, duration: (b! - a!) / 60 }));
+      });
+    }
     for (const c of this.calls) {
       if (c.receiverType === 'group' && !this.members.has(c.receiver)) {
         this.members.set(c.receiver, Array.from({ length: 37 + this.members.size * 11 }, (_, i) => `${c.receiver}-member-${i}`));
@@ -192,8 +203,9 @@ export class FakeCallsService {
   }
 
   /** The call as the wire shows it (never-started calls carry startedAt the way the options say). */
-  private wire(c: FakeCall): Wire {
+  private wire(c: FakeCall, listed = false): Wire {
     const w: Wire = { ...c, participants: c.participants.map((p) => ({ ...p })) };
+    if (listed && this.opts.recordings?.listed === 'first' && Array.isArray(c.recordings)) w.recordings = c.recordings.slice(0, 1);
     if (c.startedAt === undefined && !this.opts.vendor) {
       const u = this.opts.unstarted ?? 'absent';
       if (u !== 'absent') w.startedAt = u === 'zero' ? 0 : u === 'negative' ? -1 : null;
@@ -277,7 +289,7 @@ export class FakeCallsService {
     let rows = all.slice(idx * size, idx * size + size);
     if (o.gapAt !== undefined && idx === o.gapAt) rows = [];
     if (o.gapAt !== undefined && idx === o.gapAt - 1) rows = rows.slice(0, -5);
-    const data = rows.map((c) => this.wire(c));
+    const data = rows.map((c) => this.wire(c, true));
     if (o.meta === 'none') return { data };
     const pagination: Wire = { count: data.length };
     const t = o.total ?? 'real';

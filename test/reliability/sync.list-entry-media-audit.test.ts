@@ -1,0 +1,79 @@
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { syncWith, tempDir, withStore } from '../helpers/harness.js';
+import { AUDITS_PER_RUN, omitsMediaSetting } from '../../src/sync/list-audit.js';
+import { FakeCallsService, type FakeOptions } from './support/fake-calls-service.js';
+import { settingsAt } from './support/matrix.js';
+
+/**
+ * detailFetch auto stores a complete-looking list entry without Get Call. Participants are counted
+ * against totalParticipants, but nothing states how many recordings a call has: a service whose
+ * entries carry only some of them (found by a hostile-fake probe, 2026-11-26: every 10th call
+ * listed with 1 of its 2 recordings, 20 recordings missing, ok) looked whole. Entries with media
+ * are now audited against Get Call on every run; once one is seen to leave media out, such entries
+ * are never trusted again for that app, and the calls stored from them are fetched again.
+ */
+const SETTINGS = { pageSize: 50, detailFetch: 'auto', lookbackHours: 24, concurrency: 4, maxAttempts: 3, requestTimeoutMs: 2_000 } as const;
+
+const tmp = tempDir('callsync-media-audit-');
+afterAll(() => tmp.cleanup());
+
+async function recordingsStored(database: string): Promise<Map<string, number>> {
+  return withStore(database, async ({ db }) => {
+    const rows = await db.selectFrom('call_recordings').select(['session_id']).execute();
+    const out = new Map<string, number>();
+    for (const r of rows) out.set(r.session_id, (out.get(r.session_id) ?? 0) + 1);
+    return out;
+  });
+}
+
+function recordingsMissing(service: FakeCallsService, stored: Map<string, number>): string[] {
+  return service.calls.filter((c) => Array.isArray(c.recordings) && (stored.get(c.sessionId) ?? 0) !== (c.recordings as unknown[]).length).map((c) => c.sessionId);
+}
+
+async function setting(database: string): Promise<string | undefined> {
+  return withStore(database, async ({ db }) => (await db.selectFrom('callsync_settings').select('value').where('key', '=', omitsMediaSetting('app1', 'us')).executeTakeFirst())?.value);
+}
+
+async function start(fake: FakeOptions): Promise<FakeCallsService> {
+  return FakeCallsService.start({ calls: 300, ongoing: 0, ...fake });
+}
+
+describe('list entries with media are audited against Get Call', () => {
+  it('entries listing 1 of 2 recordings: found by the audit, every recording stored (also of calls stored as listed before it was found), ok; later runs fetch such entries', async () => {
+    const service = await start({ seed: 41, recordings: { every: 1, listed: 'first' } });
+    try {
+      const database = join(tmp.dir, 'first.db');
+      const settings = settingsAt(service.baseUrls('app1'), database, SETTINGS);
+      const summary = await syncWith(settings);
+      expect(summary.results[0]!.status).toBe('ok');
+      const recorded = service.calls.filter((c) => Array.isArray(c.recordings)).length;
+      expect(recorded).toBeGreaterThan(AUDITS_PER_RUN * 2);
+      expect(recordingsMissing(service, await recordingsStored(database))).toEqual([]);
+      expect(await setting(database)).toMatch(/^List Calls entries leave media out \(call .*: 1 recording\(s\) and 0 transcription\(s\) listed, 2 and 0 in Get Call\)$/);
+
+      // A later run: a new call with recordings is fetched, not audited or trusted.
+      const added = service.addCall({ at: Math.floor(Date.now() / 1000) - 120, status: 'ended' });
+      Object.assign(added, { hasRecording: true, recordings: [0, 1].map((k) => ({ rid: `${added.sessionId}-r${k}`, recording_url: `https://rec.invalid/${k}.mp4`, startTime: added.startedAt, endTime: added.endedAt, duration: 0.5 })) });
+      const again = await syncWith(settings);
+      expect(again.results[0]).toMatchObject({ mode: 'incremental', status: 'ok' });
+      expect((await recordingsStored(database)).get(added.sessionId)).toBe(2);
+    } finally {
+      await service.close();
+    }
+  });
+
+  it('entries listing every recording: only the audits cost a Get, nothing is remembered against the app', async () => {
+    const service = await start({ seed: 42, recordings: { every: 1, listed: 'all' } });
+    try {
+      const database = join(tmp.dir, 'whole.db');
+      const summary = await syncWith(settingsAt(service.baseUrls('app1'), database, SETTINGS));
+      expect(summary.results[0]!.status).toBe('ok');
+      expect(summary.results[0]!.detailFetches).toBe(AUDITS_PER_RUN);
+      expect(recordingsMissing(service, await recordingsStored(database))).toEqual([]);
+      expect(await setting(database)).toBeUndefined();
+    } finally {
+      await service.close();
+    }
+  });
+});
