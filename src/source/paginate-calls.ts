@@ -121,12 +121,13 @@ export class CallListing {
     if (relist && ((pass.shortfall ?? 0) > 0 || pass.end.unproved() !== undefined)) {
       relisted = true;
       pass = yield* this.#pass(false);
+      // An ordered listing's second pass must show no call moved up either (see #movedUp).
+      if (!pass.stoppedEarly && this.#order.sortedBy && !this.#order.tiedAcrossPages) moved = yield* this.#movedUp();
     } else if (relist && pass.pages > 1 && ((pass.shortfall === undefined && (!this.#order.sortedBy || this.#order.tiedAcrossPages)) || (moved = yield* this.#movedUp()) > 0)) {
       // No total to count against, and no order to page by or calls of equal times split across a
-      // page boundary (an ORDER BY that leaves ties undecided may split them differently on each
-      // request: 10 of 300 lost, found by a hostile fake); or calls moved up onto the first page
-      // while it was read: only a second pass can tell a listing that lost nothing (it finds
-      // nothing new) from one that did.
+      // page boundary (ties an ORDER BY leaves undecided may split differently on each request: 10
+      // of 300 lost, found by a hostile fake); or calls moved up onto the first page while it was
+      // read: only a second pass can tell a listing that lost nothing from one that did.
       relisted = true;
       const before = this.#distinct.count;
       pass = yield* this.#pass(false);
@@ -140,13 +141,13 @@ export class CallListing {
     const unprovedWhy = pass.stoppedEarly ? undefined : pass.end.unproved();
     const problem = shortfall
       ? `List Calls reported ${pass.end.minTotal} calls but ${this.#distinct.count} distinct calls could be listed${relisted ? ' in two passes' : ''} (${shortfall} short)`
-      : moved
-        ? `List Calls moved calls up onto its first page while it was read, in two passes (${moved} the second time: calls above them were removed, so others may have been skipped), so the listing cannot be proved complete`
-        : unstable
-        ? `List Calls lists in no stable order${sorted ? ' (calls of equal times split across pages)' : ''} and reports no total: a second pass found ${unstable} call(s) the first missed, so the listing cannot be proved complete`
-        : unprovedWhy !== undefined
-          ? `${unprovedWhy}${relisted ? ' (in two passes)' : ''}, so the listing cannot be proved complete`
-          : undefined;
+      : unprovedWhy !== undefined
+        ? `${unprovedWhy}${relisted ? ' (in two passes)' : ''}, so the listing cannot be proved complete`
+        : moved
+          ? `List Calls moved calls up onto its first page while it was read${relisted ? ' a second time' : ''} (${moved}: calls above them were removed, so others may have been skipped), so the listing cannot be proved complete`
+          : unstable
+            ? `List Calls lists in no stable order${sorted ? ' (calls of equal times split across pages)' : ''} and reports no total: a second pass found ${unstable} call(s) the first missed, so the listing cannot be proved complete`
+            : undefined;
     this.#outcome = {
       complete: !pass.stoppedEarly && !problem,
       ...(problem ? { problem } : {}),

@@ -27,10 +27,12 @@ import { settingsAt } from './support/matrix.js';
  */
 const SETTINGS = { pageSize: 50, detailFetch: 'auto', lookbackHours: 24, concurrency: 4, maxAttempts: 3, requestTimeoutMs: 2_000 } as const;
 
-const LOUD: { name: string; fake: FakeOptions; error: RegExp }[] = [
+const LOUD: { name: string; fake: FakeOptions; error: RegExp; lost?: false }[] = [
   { name: 'no total; a short page then an empty one, total_pages says more follow', fake: { total: 'absent', gapAt: 3 }, error: /reported 6 pages and no total, but its pages ended after 3/ },
   { name: 'no total, top-level camelCase pagination; a short page then an empty one', fake: { total: 'absent', gapAt: 3, meta: 'top-camel' }, error: /reported 6 pages and no total, but its pages ended after 3/ },
-  { name: 'no total; pages from 0 with current_page = page + 1', fake: { total: 'absent', pageBase: 0, currentPage: 'plusOne' }, error: /reported 6 pages and no total, but its pages ended after 5/ },
+  // The skipped page is the server's page 1, which the first page read again after the second pass
+  // asks for (the sync takes pages to count from 1): nothing is lost, but nothing is proved either.
+  { name: 'no total; pages from 0 with current_page = page + 1', fake: { total: 'absent', pageBase: 0, currentPage: 'plusOne' }, error: /reported 6 pages and no total, but its pages ended after 5/, lost: false },
 ];
 
 const tmp = tempDir('callsync-churn-');
@@ -70,7 +72,7 @@ describe('listings whose distinct count hid a loss', () => {
     expect(missing.length).toBeGreaterThan(0);
     expect(result.status).toBe('partial');
     expect(result.error).toMatch(/^[^\n]+$/);
-    expect(result.error).toMatch(/moved calls up onto its first page while it was read, in two passes/);
+    expect(result.error).toMatch(/moved calls up onto its first page while it was read a second time/);
   });
 
   it('oldest first, the same retention during the first pass only: the second pass lists every call, ok', async () => {
@@ -87,9 +89,9 @@ describe('listings whose distinct count hid a loss', () => {
   });
 
   LOUD.forEach((c, i) => {
-    it(`${c.name}: partial, one line, and calls really are missing`, async () => {
+    it(`${c.name}: partial, one line${c.lost === false ? '' : ', and calls really are missing'}`, async () => {
       const { summary, result, missing } = await syncOnce(i + 1, c.fake);
-      expect(missing.length).toBeGreaterThan(0);
+      if (c.lost !== false) expect(missing.length).toBeGreaterThan(0);
       expect(result.status).toBe('partial');
       expect(summary.ok).toBe(false);
       expect(result.error).toMatch(/^[^\n]+$/);
