@@ -12,7 +12,11 @@ export interface ListCallsPage {
  * that cannot be the call asked for (empty, null, without or with another sessionId): the caller
  * keeps the listed data and asks again on a later run.
  */
-export type GetCallResult = { found: true; raw: unknown } | { found: false } | { found: true; unusable: string };
+/**
+ * `confirmed`: the answer carried ERR_CALL_SESSION_NOT_FOUND. A bare 404 (an HTML page, no code)
+ * may come from a proxy or a deploy in progress for a call that exists, so it is not proof.
+ */
+export type GetCallResult = { found: true; raw: unknown } | { found: false; confirmed: boolean } | { found: true; unusable: string };
 /** Also: Get Call answered exactly the listed entry's text, `listedJson` (see getCall). */
 export type GetListedCallResult = GetCallResult | { found: true; asListed: string };
 
@@ -55,7 +59,7 @@ export class CallsApi {
       const expected = listedJson === undefined ? undefined : ['{"data":', listedJson, '}'];
       body = await this.http.getJson(this.callsBaseUrl, `/calls/${encodePathSegment(sessionId)}`, 'get', `Get Call ${JSON.stringify(sessionId.slice(0, 80))}`, expected);
     } catch (err) {
-      if (err instanceof ApiError && err.kind === 'not_found') return { found: false };
+      if (err instanceof ApiError && err.kind === 'not_found') return { found: false, confirmed: err.serviceCode === 'ERR_CALL_SESSION_NOT_FOUND' };
       throw err;
     }
     // The listed entry parsed with this sessionId, so the same text is this call, whole.

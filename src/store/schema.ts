@@ -113,7 +113,7 @@ export interface DetailRetriesTable {
   app_id: string;
   region: string;
   session_id: string;
-  /** Why: 'unusable_detail' (Get Call answered something unusable), 'get_failed', 'live_not_found'. */
+  /** Why: 'unusable_detail' (Get Call answered something unusable), 'get_failed', 'live_not_found', 'unconfirmed_not_found'. */
   reason: string;
   attempts: number;
   first_at: number;

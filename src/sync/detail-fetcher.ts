@@ -115,13 +115,16 @@ export class DetailFetcher {
     if (!got.found) {
       const strike = (p.retryAttempts ?? 0) + 1;
       this.fetched.add(id);
-      if (p.live && strike < LIVE_NOT_FOUND_RUNS) {
-        // A live call briefly unknown to Get Call: asked again on the next runs before it is taken
-        // as gone; meanwhile it lacks details like any call Get Call could not supply.
+      if ((p.live || !got.confirmed) && strike < LIVE_NOT_FOUND_RUNS) {
+        // A live call briefly unknown to Get Call, or a bare 404 without the service's code (a
+        // proxy's page during a deploy: believed at once, it marked calls that exist as gone for
+        // good, found by a hostile fake): asked again on the next runs before it is taken as gone;
+        // meanwhile it lacks details like any call Get Call could not supply.
         d.counters.failedCalls++;
-        w.retries.push({ sessionId: id, reason: 'live_not_found' });
+        w.retries.push({ sessionId: id, reason: p.live ? 'live_not_found' : 'unconfirmed_not_found' });
+        const why = p.live ? 'Get Call did not know this live call' : 'Get Call answered 404 without ERR_CALL_SESSION_NOT_FOUND';
         if (p.json !== undefined) {
-          w.rows.push(apiCallToRows(p.call, undefined, { appId: d.appId, region: d.region, now, source: 'list', listFingerprint: p.listFingerprint, rawJson: p.json, detailError: `Get Call did not know this live call (run ${strike} of ${LIVE_NOT_FOUND_RUNS} before it is taken as gone)` }));
+          w.rows.push(apiCallToRows(p.call, undefined, { appId: d.appId, region: d.region, now, source: 'list', listFingerprint: p.listFingerprint, rawJson: p.json, detailError: `${why} (run ${strike} of ${LIVE_NOT_FOUND_RUNS} before it is taken as gone)` }));
         }
         return;
       }

@@ -46,7 +46,9 @@ export async function refreshExtras(deps: VerifyDeps, app: AppSettings, api: Cal
           const got = await api.getCall(id);
           const now = unixSeconds(deps.clock);
           if (!got.found) {
-            notFound.push(id);
+            // Only the service's code proves it gone; a bare 404 leaves the call as it is stored.
+            if (got.confirmed) notFound.push(id);
+            else out.failed.push(id);
             return;
           }
           if ('unusable' in got) {

@@ -1,0 +1,55 @@
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { syncWith, tempDir, withStore } from '../helpers/harness.js';
+import { FakeCallsService, type FakeOptions } from './support/fake-calls-service.js';
+import { settingsAt } from './support/matrix.js';
+
+/**
+ * What Get Call answers is checked before it is believed (a hostile-fake probe, 2026-11-26, found
+ * both of these ending ok with calls wrong for good: once stored under their list fingerprint,
+ * nothing looked at them again, not `sync --full`, not `verify`):
+ * - a bare 404 (a proxy's HTML page, no ERR_CALL_SESSION_NOT_FOUND) marked calls that exist as
+ *   gone; now it counts as a strike, like a live call Get Call does not know, and the call is asked
+ *   again on the next runs (gone only after three in a row).
+ */
+const SETTINGS = { pageSize: 50, detailFetch: 'always', lookbackHours: 24, concurrency: 4, maxAttempts: 3, requestTimeoutMs: 2_000 } as const;
+
+const tmp = tempDir('callsync-get-checked-');
+afterAll(() => tmp.cleanup());
+
+async function stored(database: string) {
+  return withStore(database, async ({ db }) => ({
+    calls: await db.selectFrom('calls').select(['session_id', 'not_found_at', 'detail_error', 'details_source']).execute(),
+    participants: await db.selectFrom('call_participants').select('session_id').execute(),
+  }));
+}
+
+async function start(fake: FakeOptions): Promise<FakeCallsService> {
+  return FakeCallsService.start({ calls: 200, ongoing: 0, ...fake });
+}
+
+describe('Get Call answers are checked before they are believed', () => {
+  it('a bare 404 on the first Get of every 8th call: partial, nothing marked gone; the next run stores every call whole, ok', async () => {
+    const service = await start({ seed: 51, bare404First: 8 });
+    try {
+      const database = join(tmp.dir, 'bare404.db');
+      const settings = settingsAt(service.baseUrls('app1'), database, SETTINGS);
+      const first = (await syncWith(settings)).results[0]!;
+      const hit = service.calls.filter((_, i) => i % 8 === 0).length;
+      expect(first.status).toBe('partial');
+      expect(first.error).toMatch(new RegExp(`^app app1 \\(us\\): ${hit} call\\(s\\) lack details[^\\n]*$`));
+      let s = await stored(database);
+      expect(s.calls.filter((c) => c.not_found_at !== null)).toEqual([]);
+      expect(s.calls.filter((c) => c.detail_error !== null).map((c) => c.detail_error)).toEqual(Array(hit).fill('Get Call answered 404 without ERR_CALL_SESSION_NOT_FOUND (run 1 of 3 before it is taken as gone)'));
+
+      const second = (await syncWith(settings)).results[0]!;
+      expect(second.status, second.error).toBe('ok');
+      s = await stored(database);
+      expect(s.calls.filter((c) => c.not_found_at !== null || c.detail_error !== null)).toEqual([]);
+      expect(s.calls.length).toBe(service.calls.length);
+      expect(s.participants.length).toBe(service.calls.reduce((n, c) => n + c.participants.length, 0));
+    } finally {
+      await service.close();
+    }
+  });
+});
