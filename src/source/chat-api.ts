@@ -32,7 +32,9 @@ export class ChatApi {
     try {
       body = await this.http.getJson(this.chatBaseUrl, `/groups/${encodePathSegment(guid)}/members?perPage=${perPage}&page=${page}`, 'members', `List Group Members of ${JSON.stringify(guid.slice(0, 80))} page ${page}`);
     } catch (err) {
-      if (err instanceof ApiError && err.kind === 'not_found') return { found: false };
+      // Only the service's own code proves the group gone (its members are then removed); a bare 404
+      // from a proxy is an error of this group's sync, and the stored members stay.
+      if (err instanceof ApiError && err.kind === 'not_found' && err.serviceCode === 'ERR_GUID_NOT_FOUND') return { found: false };
       throw err;
     }
     const parsed = ListEnvelopeSchema.safeParse(body);

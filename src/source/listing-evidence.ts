@@ -173,8 +173,12 @@ export interface PageMeta {
 }
 
 /** The reported figures of a page, when they are whole numbers ≥ 0 (anything else counts as not reported). */
-export function pageMeta(p: Pagination | undefined): PageMeta {
+export function pageMeta(p: Pagination | undefined, served: number): PageMeta {
   const ok = (n: number | undefined): number | undefined => (n !== undefined && Number.isFinite(n) && n >= 0 ? Math.floor(n) : undefined);
+  // A zero beside entries is no count (the published members example says `total: 0` with five
+  // rows), and a page count beside it was worked out from it: taken as figures, a server that
+  // ignores `page` looked "past its end" on page 2 and lost every member after page 1.
+  if (served > 0 && (ok(p?.total) === 0 || ok(p?.total_pages) === 0)) return {};
   return { total: ok(p?.total), totalPages: ok(p?.total_pages) };
 }
 

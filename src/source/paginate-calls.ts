@@ -236,7 +236,7 @@ export class CallListing {
     for (;;) {
       const res = prefetched.get(requested) ?? (await this.#list(requested));
       prefetched.delete(requested);
-      const meta = pageMeta(res.pagination);
+      const meta = pageMeta(res.pagination, res.entries.length);
 
       if (res.entries.length === 0) {
         const d = end.afterEmpty(index, meta);

@@ -57,10 +57,88 @@ function memberRow(appId: string, guid: string, m: ReturnType<typeof ApiGroupMem
   };
 }
 
+interface ListedMembers {
+  members: NewGroupMemberRow[];
+  rejects: NewRejectedRow[];
+  /** The member count changed between pages (first and last figures), if it did. */
+  moved?: string;
+}
+
 /**
- * Syncs the current membership of each group (List Group Members, perPage 1000, every page) and
- * replaces what was stored, one transaction per group. A group that no longer exists is recorded
- * in `synced_groups`, not fatal. Auth and account errors propagate (they stop the app).
+ * One listing of a group's members (perPage 1000, every page), with the same end-of-listing rules
+ * as List Calls: no single field (per_page, total, a short page) is trusted alone. Undefined when
+ * the group no longer exists; throws when the listing does not add up.
+ */
+async function listMembers(deps: { nowSeconds: () => number; runId: string; maxMembers?: number | undefined }, chat: ChatApi, appId: string, guid: string): Promise<ListedMembers | undefined> {
+  const members: NewGroupMemberRow[] = [];
+  const rejects: NewRejectedRow[] = [];
+  const end = new ListingEnd(MAX_MEMBERS_PER_PAGE);
+  const seen = new DistinctIds();
+  let previous: string[] | undefined;
+  let askedAgain = false;
+  let complete = false;
+  let firstTotal: number | undefined;
+  let lastTotal: number | undefined;
+  for (let page = 1; page <= MAX_MEMBER_PAGES; page++) {
+    const res = await chat.listGroupMembers(guid, page, MAX_MEMBERS_PER_PAGE);
+    if (!res.found) return undefined;
+    const meta = pageMeta(res.pagination, res.entries.length);
+    if (meta.total !== undefined) {
+      firstTotal ??= meta.total;
+      lastTotal = meta.total;
+    }
+    if (res.entries.length === 0) {
+      const d = end.afterEmpty(page - 1, meta);
+      if (d.kind === 'end' || askedAgain) {
+        complete = true;
+        break;
+      }
+      askedAgain = true; // the figures say more follows: ask once more
+      page--;
+      continue;
+    }
+    askedAgain = false;
+    const ids = entryIds(res.entries, 'uid', page);
+    const repeats = sameIds(previous, ids);
+    if (!repeats) for (const id of ids) seen.add(id);
+    if (deps.maxMembers !== undefined && seen.count > deps.maxMembers) {
+      throw new GroupTooLargeError(`List Group Members of ${guid} listed more than ${deps.maxMembers} members (maxMembersPerGroup); stopped, the listing looks endless. If the group really is that large, raise maxMembersPerGroup in the config`);
+    }
+    const d = end.afterPage({ index: page - 1, count: ids.length, meta, repeatsPrevious: repeats }, seen.count);
+    if (d.kind === 'broken') throw new ListingError(`List Group Members of ${guid}: ${d.why}`);
+    if (repeats) {
+      complete = true;
+      break;
+    }
+    previous = ids;
+    const now = deps.nowSeconds();
+    res.entries.forEach((raw, i) => {
+      const parsed = ApiGroupMemberSchema.safeParse(raw);
+      if (parsed.success) members.push(memberRow(appId, guid, parsed.data, now));
+      else {
+        const uid = raw && typeof raw === 'object' ? (raw as Record<string, unknown>).uid : undefined;
+        rejects.push({
+          app_id: appId, endpoint: 'group_members', record_key: `${guid}/${typeof uid === 'string' ? uid : `page${page}#${i}`}`,
+          reason: describeZodError(parsed.error), payload: JSON.stringify(raw) ?? 'undefined', fingerprint: fingerprint(raw), run_id: deps.runId, created_at: now,
+        });
+      }
+    });
+    if (d.kind === 'end') {
+      complete = true;
+      break;
+    }
+  }
+  const short = end.shortfall(seen.count);
+  if (!complete || (short ?? 0) > 0) {
+    throw new ListingError(complete ? `the listing reports ${end.minTotal} members but ${seen.count} could be listed` : `the listing did not end within ${MAX_MEMBER_PAGES} pages`);
+  }
+  return { members, rejects, ...(firstTotal !== lastTotal ? { moved: `${firstTotal} → ${lastTotal}` } : {}) };
+}
+
+/**
+ * Syncs the current membership of each group and replaces what was stored, one transaction per
+ * group, only from a listing that adds up. A group that no longer exists (ERR_GUID_NOT_FOUND) is
+ * recorded in `synced_groups`, not fatal. Auth and account errors propagate (they stop the app).
  */
 export async function syncGroupMembers(
   deps: { db: Kysely<Database>; nowSeconds: () => number; runId: string; maxMembers?: number },
@@ -73,68 +151,19 @@ export async function syncGroupMembers(
   await Promise.all(
     guids.map((guid) =>
       limit(async () => {
-        const members: NewGroupMemberRow[] = [];
-        const rejects: NewRejectedRow[] = [];
-        // The same end-of-listing rules as List Calls: no single field (per_page, total, a short
-        // page) is trusted alone, and members are replaced only from a listing that adds up.
-        const end = new ListingEnd(MAX_MEMBERS_PER_PAGE);
-        const seen = new DistinctIds();
-        let previous: string[] | undefined;
-        let askedAgain = false;
-        let complete = false;
-        for (let page = 1; page <= MAX_MEMBER_PAGES; page++) {
-          const res = await chat.listGroupMembers(guid, page, MAX_MEMBERS_PER_PAGE);
-          if (!res.found) {
-            await deps.db.transaction().execute((trx) => markGroupNotFound(trx, appId, guid, deps.nowSeconds()));
-            result.notFound++;
-            return;
-          }
-          const meta = pageMeta(res.pagination);
-          if (res.entries.length === 0) {
-            const d = end.afterEmpty(page - 1, meta);
-            if (d.kind === 'end' || askedAgain) {
-              complete = true;
-              break;
-            }
-            askedAgain = true; // the figures say more follows: ask once more
-            page--;
-            continue;
-          }
-          askedAgain = false;
-          const ids = entryIds(res.entries, 'uid', page);
-          const repeats = sameIds(previous, ids);
-          if (!repeats) for (const id of ids) seen.add(id);
-          if (deps.maxMembers !== undefined && seen.count > deps.maxMembers) {
-            throw new GroupTooLargeError(`List Group Members of ${guid} listed more than ${deps.maxMembers} members (maxMembersPerGroup); stopped, the listing looks endless. If the group really is that large, raise maxMembersPerGroup in the config`);
-          }
-          const d = end.afterPage({ index: page - 1, count: ids.length, meta, repeatsPrevious: repeats }, seen.count);
-          if (d.kind === 'broken') throw new ListingError(`List Group Members of ${guid}: ${d.why}`);
-          if (repeats) {
-            complete = true;
-            break;
-          }
-          previous = ids;
-          const now = deps.nowSeconds();
-          res.entries.forEach((raw, i) => {
-            const parsed = ApiGroupMemberSchema.safeParse(raw);
-            if (parsed.success) members.push(memberRow(appId, guid, parsed.data, now));
-            else {
-              const uid = raw && typeof raw === 'object' ? (raw as Record<string, unknown>).uid : undefined;
-              rejects.push({
-                app_id: appId, endpoint: 'group_members', record_key: `${guid}/${typeof uid === 'string' ? uid : `page${page}#${i}`}`,
-                reason: describeZodError(parsed.error), payload: JSON.stringify(raw) ?? 'undefined', fingerprint: fingerprint(raw), run_id: deps.runId, created_at: now,
-              });
-            }
-          });
-          if (d.kind === 'end') {
-            complete = true;
-            break;
-          }
+        let listed = await listMembers(deps, chat, appId, guid);
+        // A member count that changed while the pages were read: a member who left before page 2
+        // moved one from page 2 onto page 1, unseen, while the smallest count still added up (a
+        // hostile fake lost one member a group that way, ok). Read once more; still moving, the
+        // stored members stay and the group is retried on the next run.
+        if (listed?.moved) listed = await listMembers(deps, chat, appId, guid);
+        if (listed?.moved) throw new ListingError(`the member count changed while the group was listed, twice (${listed.moved}), so members may have moved between pages unseen`);
+        if (!listed) {
+          await deps.db.transaction().execute((trx) => markGroupNotFound(trx, appId, guid, deps.nowSeconds()));
+          result.notFound++;
+          return;
         }
-        const short = end.shortfall(seen.count);
-        if (!complete || (short ?? 0) > 0) {
-          throw new ListingError(complete ? `the listing reports ${end.minTotal} members but ${seen.count} could be listed` : `the listing did not end within ${MAX_MEMBER_PAGES} pages`);
-        }
+        const { members, rejects } = listed;
         await deps.db.transaction().execute(async (trx) => {
           await replaceGroupMembers(trx, appId, guid, members, deps.nowSeconds());
           result.rejected += await insertRejected(trx, rejects);

@@ -58,7 +58,17 @@ export interface FakeOptions {
   /** Spread of the calls' initiatedAt into the past, in hours. */
   spanHours?: number;
   /** List Group Members: largest page served, the per_page echoed and the total stated. */
-  members?: { cap?: number; perPage?: 'real' | 'requested'; total?: 'real' | number };
+  members?: {
+    cap?: number; perPage?: 'real' | 'requested'; total?: 'real' | number;
+    /** Every page answers the first (a server paging by cursor only). */
+    ignorePage?: boolean;
+    /** Before page 2 is served, the group's first member leaves, this many times in all. */
+    leaveBeforePage2?: number;
+    /** Every request answers a bare 404 (an HTML page, no service code). */
+    bare404?: boolean;
+  };
+  /** Get Call of every this-many-th call answers its first request with a bare 404 (an nginx HTML page, no service code), as a proxy during a deploy might. */
+  bare404First?: number;
   /** Every `every`-th ended call has two recordings; `first`: its List Calls entry shows only the first (Get Call shows both). */
   recordings?: { every: number; listed: 'all' | 'first' };
   /** Path of the vendor's OpenAPI file: its List Calls example answers every page, Get Call its example adapted to each listed call. */
@@ -87,6 +97,9 @@ export class FakeCallsService {
   #n = 0;
   #deletions: number;
   #retentions: number;
+  readonly #bare404Served = new Set<string>();
+  /** Members who left while their group was listed (members.leaveBeforePage2). */
+  #left = 0;
   /** Vendor mode: the published List Calls example (served as is) and Get Call's data. */
   #listExample: string | undefined;
   #getExample: Wire | undefined;
@@ -241,6 +254,11 @@ export class FakeCallsService {
       const id = decodeURIComponent(get[1]!);
       const c = this.calls.find((x) => x.sessionId === id);
       if (!c) return json(404, { error: { code: 'ERR_CALL_SESSION_NOT_FOUND', message: `The call session ${id} does not exist.` } });
+      const every = this.opts.bare404First;
+      if (every && this.calls.indexOf(c) % every === 0 && !this.#bare404Served.has(id)) {
+        this.#bare404Served.add(id);
+        return { status: 404, body: '<html><head><title>404 Not Found</title></head><body><center><h1>404 Not Found</h1></center><hr><center>nginx</center></body></html>' };
+      }
       return json(200, { data: this.#getExample ? { ...this.#getExample, ...this.wire(c) } : this.wire(c) });
     }
     const members = /\/v3\/groups\/([^/]+)\/members$/.exec(path);
@@ -251,7 +269,13 @@ export class FakeCallsService {
       const m = this.opts.members ?? {};
       const requested = Number(params.get('perPage') ?? 100);
       const size = Math.min(requested, m.cap ?? 1000);
-      const page = Math.max(1, Number(params.get('page') ?? 1));
+      if (m.bare404) return { status: 404, body: '<html><body><h1>404 Not Found</h1></body></html>' };
+      const asked = Math.max(1, Number(params.get('page') ?? 1));
+      const page = m.ignorePage ? 1 : asked;
+      if (asked === 2 && (m.leaveBeforePage2 ?? 0) > this.#left) {
+        this.#left++;
+        all.shift();
+      }
       const data = all.slice((page - 1) * size, page * size).map((uid) => ({ uid, name: uid, scope: 'participant', joinedAt: 1700000000 }));
       const total = m.total === undefined || m.total === 'real' ? all.length : m.total;
       return json(200, { data, meta: { pagination: { total, count: data.length, per_page: m.perPage === 'requested' ? requested : size, current_page: page, total_pages: Math.max(1, Math.ceil(total / size)) } } });

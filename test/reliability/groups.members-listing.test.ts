@@ -1,0 +1,76 @@
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { syncWith, tempDir, withStore } from '../helpers/harness.js';
+import { FakeCallsService, type FakeOptions } from './support/fake-calls-service.js';
+import { settingsAt } from './support/matrix.js';
+
+/**
+ * List Group Members paging the docs allow, each of which ended ok with members missing before
+ * (a hostile-fake probe, 2026-11-26):
+ * - `total: 0` beside full pages (as in the published example) was taken as a count, so a server
+ *   that ignores `page` (paging by cursor only) repeated page 1 "past the end": 20 of 37+ stored;
+ * - a member who left before page 2 moved another from page 2 onto page 1, unseen, while the
+ *   smallest total still added up;
+ * - a bare 404 (a proxy's page) was taken for ERR_GUID_NOT_FOUND and removed the group's members.
+ */
+const SETTINGS = { pageSize: 50, detailFetch: 'auto', lookbackHours: 24, concurrency: 4, maxAttempts: 2, requestTimeoutMs: 2_000 } as const;
+
+const tmp = tempDir('callsync-members-');
+afterAll(() => tmp.cleanup());
+
+async function run(index: number, fake: FakeOptions) {
+  const service = await FakeCallsService.start({ seed: 60 + index, calls: 150, ongoing: 0, ...fake });
+  try {
+    const database = join(tmp.dir, `members-${index}.db`);
+    const result = (await syncWith(settingsAt(service.baseUrls('app1'), database, SETTINGS))).results[0]!;
+    const rows = await withStore(database, ({ db }) => db.selectFrom('group_members').select(['guid', 'uid']).execute());
+    const missing: string[] = [];
+    const extra: string[] = [];
+    for (const [guid, uids] of service.members) {
+      const have = new Set(rows.filter((r) => r.guid === guid).map((r) => r.uid));
+      missing.push(...uids.filter((u) => !have.has(u)));
+      extra.push(...[...have].filter((u) => !uids.includes(u)));
+    }
+    return { result, missing, extra, groups: service.members.size };
+  } finally {
+    await service.close();
+  }
+}
+
+describe('group members: exact, or the group is loud and keeps what was stored', () => {
+  it('total 0 beside full pages, every page answering the first: partial naming the repeat, nothing half-stored', async () => {
+    const { result, missing, groups } = await run(0, { members: { cap: 20, total: 0, ignorePage: true } });
+    expect(groups).toBeGreaterThan(0);
+    expect(result.status).toBe('partial');
+    expect(result.error).toMatch(/^[^\n]*members of \d+ group\(s\) could not be synced completely \([^)]*repeats the previous page exactly/);
+    expect(result.membersSynced).toBe(0);
+    expect(missing.length).toBeGreaterThan(0);
+  });
+
+  it('total 0 beside full pages, honest paging: every member stored, ok', async () => {
+    const { result, missing, extra } = await run(1, { members: { cap: 20, total: 0 } });
+    expect(result.status, result.error).toBe('ok');
+    expect(missing).toEqual([]);
+    expect(extra).toEqual([]);
+  });
+
+  it('a member leaves before page 2 once (total falls): the group is read again, exact, ok', async () => {
+    const { result, missing, extra } = await run(2, { members: { cap: 20, leaveBeforePage2: 1 } });
+    expect(result.status, result.error).toBe('ok');
+    expect(missing).toEqual([]);
+    expect(extra).toEqual([]);
+  });
+
+  it('members leave before every page 2: partial, one line naming the moving count', async () => {
+    const { result } = await run(3, { members: { cap: 20, leaveBeforePage2: 1000 } });
+    expect(result.status).toBe('partial');
+    expect(result.error).toMatch(/^[^\n]*the member count changed while the group was listed, twice \(\d+ → \d+\)/);
+  });
+
+  it('a bare 404 from List Group Members (no ERR_GUID_NOT_FOUND): the group is not taken as deleted, partial', async () => {
+    const { result } = await run(4, { members: { bare404: true } });
+    expect(result.groupsNotFound).toBe(0);
+    expect(result.status).toBe('partial');
+    expect(result.error).toMatch(/^[^\n]*members of \d+ group\(s\) could not be synced completely/);
+  });
+});
