@@ -5,6 +5,7 @@ import type { ApiCall } from '../source/schemas.js';
 import type { CallRows, NewRejectedRow } from '../store/schema.js';
 import { apiCallToRows, fingerprint, parseCall } from '../transform/call-rows.js';
 import type { Logger } from '../log/logger.js';
+import { olderThanListed } from './answer-check.js';
 import type { ListAudit } from './list-audit.js';
 import type { PageWrite } from './page-writer.js';
 import type { Pending } from './page-planner.js';
@@ -152,6 +153,11 @@ export class DetailFetcher {
     if (!parsed.ok) {
       w.rejects.push(this.rejected('get_call', parsed.key, parsed.reason, got.raw));
       unusable(`Get Call answered a record that does not parse: ${parsed.reason}`, 'unusable_detail');
+      return;
+    }
+    const older = p.json !== undefined ? olderThanListed(p.call, parsed.call) : undefined;
+    if (older) {
+      unusable(`Get Call answered an older state of the call than its list entry (${older})`, 'unusable_detail');
       return;
     }
     this.#store(parsed.call, json, p, now, w, onLive);

@@ -1,4 +1,5 @@
 import type { ApiCall } from '../source/schemas.js';
+import { mediaOf as media } from './answer-check.js';
 
 /**
  * Get Calls per run that audit list entries carrying recordings or transcriptions. Few enough to
@@ -10,11 +11,6 @@ export const AUDITS_PER_RUN = 16;
 /** The `callsync_settings` key that remembers, per app and region, that list entries leave media out. */
 export function omitsMediaSetting(appId: string, region: string): string {
   return `list_entries_omit_media:${appId}:${region}`;
-}
-
-/** Recordings and transcriptions a call states (the SDK's single `recordingUrl` is one recording). */
-function media(call: ApiCall): { recordings: number; transcriptions: number } {
-  return { recordings: call.recordings?.length ?? (call.recordingUrl ? 1 : 0), transcriptions: call.transcriptions?.length ?? 0 };
 }
 
 /**

@@ -10,7 +10,10 @@ import { settingsAt } from './support/matrix.js';
  * nothing looked at them again, not `sync --full`, not `verify`):
  * - a bare 404 (a proxy's HTML page, no ERR_CALL_SESSION_NOT_FOUND) marked calls that exist as
  *   gone; now it counts as a strike, like a live call Get Call does not know, and the call is asked
- *   again on the next runs (gone only after three in a row).
+ *   again on the next runs (gone only after three in a row);
+ * - an older state of the call than its list entry (a lagging replica: the entry says
+ *   hasRecording, Get Call says it has none) was stored and never asked for again; now it is
+ *   unusable, kept as listed, and asked for again on the next runs.
  */
 const SETTINGS = { pageSize: 50, detailFetch: 'always', lookbackHours: 24, concurrency: 4, maxAttempts: 3, requestTimeoutMs: 2_000 } as const;
 
@@ -48,6 +51,28 @@ describe('Get Call answers are checked before they are believed', () => {
       expect(s.calls.filter((c) => c.not_found_at !== null || c.detail_error !== null)).toEqual([]);
       expect(s.calls.length).toBe(service.calls.length);
       expect(s.participants.length).toBe(service.calls.reduce((n, c) => n + c.participants.length, 0));
+    } finally {
+      await service.close();
+    }
+  });
+
+  it('the first Get of each recorded call answers an older state (no recordings) while its list entry says hasRecording: partial, then every recording stored, ok', async () => {
+    const service = await start({ seed: 52, recordings: { every: 4, listed: 'none', staleFirstGet: true } });
+    try {
+      const database = join(tmp.dir, 'stale.db');
+      const settings = settingsAt(service.baseUrls('app1'), database, { ...SETTINGS, detailFetch: 'auto' });
+      const recorded = service.calls.filter((c) => Array.isArray(c.recordings));
+      expect(recorded.length).toBeGreaterThan(10);
+      const first = (await syncWith(settings)).results[0]!;
+      expect(first.status).toBe('partial');
+      expect(first.error).toMatch(new RegExp(`^app app1 \\(us\\): ${recorded.length} call\\(s\\) lack details[^\\n]*$`));
+      const errors = await withStore(database, ({ db }) => db.selectFrom('calls').select('detail_error').where('detail_error', 'is not', null).execute());
+      expect(new Set(errors.map((e) => e.detail_error))).toEqual(new Set(['Get Call answered an older state of the call than its list entry (the list entry says hasRecording, Get Call does not)']));
+
+      const second = (await syncWith(settings)).results[0]!;
+      expect(second.status, second.error).toBe('ok');
+      const rows = await withStore(database, ({ db }) => db.selectFrom('call_recordings').select('session_id').execute());
+      expect(rows.length).toBe(recorded.length * 2);
     } finally {
       await service.close();
     }

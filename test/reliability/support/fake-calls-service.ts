@@ -70,7 +70,13 @@ export interface FakeOptions {
   /** Get Call of every this-many-th call answers its first request with a bare 404 (an nginx HTML page, no service code), as a proxy during a deploy might. */
   bare404First?: number;
   /** Every `every`-th ended call has two recordings; `first`: its List Calls entry shows only the first (Get Call shows both). */
-  recordings?: { every: number; listed: 'all' | 'first' };
+  recordings?: {
+    every: number;
+    /** What List Calls entries carry: every recording, only the first, or none (hasRecording still true). */
+    listed: 'all' | 'first' | 'none';
+    /** The first Get Call of each recorded call answers an older state: hasRecording false, no recordings (a lagging replica). */
+    staleFirstGet?: boolean;
+  };
   /** Path of the vendor's OpenAPI file: its List Calls example answers every page, Get Call its example adapted to each listed call. */
   vendor?: string;
 }
@@ -98,6 +104,7 @@ export class FakeCallsService {
   #deletions: number;
   #retentions: number;
   readonly #bare404Served = new Set<string>();
+  readonly #staleServed = new Set<string>();
   /** Members who left while their group was listed (members.leaveBeforePage2). */
   #left = 0;
   /** Vendor mode: the published List Calls example (served as is) and Get Call's data. */
@@ -219,6 +226,7 @@ export class FakeCallsService {
   private wire(c: FakeCall, listed = false): Wire {
     const w: Wire = { ...c, participants: c.participants.map((p) => ({ ...p })) };
     if (listed && this.opts.recordings?.listed === 'first' && Array.isArray(c.recordings)) w.recordings = c.recordings.slice(0, 1);
+    if (listed && this.opts.recordings?.listed === 'none') delete w.recordings;
     if (c.startedAt === undefined && !this.opts.vendor) {
       const u = this.opts.unstarted ?? 'absent';
       if (u !== 'absent') w.startedAt = u === 'zero' ? 0 : u === 'negative' ? -1 : null;
@@ -258,6 +266,12 @@ export class FakeCallsService {
       if (every && this.calls.indexOf(c) % every === 0 && !this.#bare404Served.has(id)) {
         this.#bare404Served.add(id);
         return { status: 404, body: '<html><head><title>404 Not Found</title></head><body><center><h1>404 Not Found</h1></center><hr><center>nginx</center></body></html>' };
+      }
+      if (this.opts.recordings?.staleFirstGet && Array.isArray(c.recordings) && !this.#staleServed.has(id)) {
+        this.#staleServed.add(id);
+        const older = this.wire(c);
+        delete older.recordings;
+        return json(200, { data: { ...older, hasRecording: false } });
       }
       return json(200, { data: this.#getExample ? { ...this.#getExample, ...this.wire(c) } : this.wire(c) });
     }
