@@ -30,6 +30,7 @@ const SETTINGS = { pageSize: 50, detailFetch: 'auto', lookbackHours: 24, concurr
 const LOUD: { name: string; fake: FakeOptions; error: RegExp; lost?: false }[] = [
   { name: 'no total; a short page then an empty one, total_pages says more follow', fake: { total: 'absent', gapAt: 3 }, error: /reported 6 pages and no total, but its pages ended after 3/ },
   { name: 'no total, top-level camelCase pagination; a short page then an empty one', fake: { total: 'absent', gapAt: 3, meta: 'top-camel' }, error: /reported 6 pages and no total, but its pages ended after 3/ },
+  { name: 'no total; every page after the first served 7 rows short, offsets stepping by the page size', fake: { total: 'absent', hideRows: 7 }, error: /served a page of 43 calls before pages of 50 and reports no total/ },
   // The skipped page is the server's page 1, which the first page read again after the second pass
   // asks for (the sync takes pages to count from 1): nothing is lost, but nothing is proved either.
   { name: 'no total; pages from 0 with current_page = page + 1', fake: { total: 'absent', pageBase: 0, currentPage: 'plusOne' }, error: /reported 6 pages and no total, but its pages ended after 5/, lost: false },

@@ -41,6 +41,8 @@ export interface FakeOptions {
    * ORDER BY that does not decide ties).
    */
   tiedBlock?: { at: number; size: number };
+  /** Every page after the first is served this many rows short, offsets still stepping by the page size (rows hidden after paging). */
+  hideRows?: number;
   /** The page at this 0-based position is served empty and the one before it short (5 entries kept back): rows hidden after paging. */
   gapAt?: number;
   /** What a page past the end answers: nothing, the last page again, or the first page again. */
@@ -325,6 +327,7 @@ export class FakeCallsService {
     let idx = o.ignorePage || !Number.isInteger(asked) || asked < base ? 0 : asked - base;
     if (idx > last) idx = o.pastEnd === 'last' ? last : o.pastEnd === 'first' ? 0 : idx;
     let rows = all.slice(idx * size, idx * size + size);
+    if (o.hideRows && idx > 0) rows = rows.slice(0, Math.max(0, rows.length - o.hideRows));
     if (o.gapAt !== undefined && idx === o.gapAt) rows = [];
     if (o.gapAt !== undefined && idx === o.gapAt - 1) rows = rows.slice(0, -5);
     const data = rows.map((c) => this.wire(c, true));
