@@ -237,7 +237,11 @@ export class ListingEnd {
   #lastCount: number | undefined;
   #smallestFollowed = Number.POSITIVE_INFINITY;
 
-  constructor(private readonly requestedSize: number) {}
+  /** `what`: the listing as messages name it. */
+  constructor(
+    private readonly requestedSize: number,
+    private readonly what = 'List Calls',
+  ) {}
 
   /** The smallest `total` reported in this listing (totals grow as calls arrive and fall as they go). */
   get minTotal(): number | undefined {
@@ -279,7 +283,7 @@ export class ListingEnd {
       if (this.#pastReportedEnd(pagesRead, distinct)) return { kind: 'end', why: `page ${pagesRead} lies past the reported end and repeats the previous page` };
       return {
         kind: 'broken',
-        why: `List Calls page ${pagesRead} repeats the previous page exactly${this.#minTotal === undefined && this.#lastTotalPages === undefined ? ' and the service reports no total' : ' before the reported end'}; the service's paging cannot be followed, so the listing cannot be proved complete`,
+        why: `${this.what} page ${pagesRead} repeats the previous page exactly${this.#minTotal === undefined && this.#lastTotalPages === undefined ? ' and the service reports no total' : ' before the reported end'}; the service's paging cannot be followed, so the listing cannot be proved complete`,
       };
     }
     if (this.#lastCount !== undefined) this.#smallestFollowed = Math.min(this.#smallestFollowed, this.#lastCount);

@@ -72,7 +72,7 @@ interface ListedMembers {
 async function listMembers(deps: { nowSeconds: () => number; runId: string; maxMembers?: number | undefined }, chat: ChatApi, appId: string, guid: string): Promise<ListedMembers | undefined> {
   const members: NewGroupMemberRow[] = [];
   const rejects: NewRejectedRow[] = [];
-  const end = new ListingEnd(MAX_MEMBERS_PER_PAGE);
+  const end = new ListingEnd(MAX_MEMBERS_PER_PAGE, `List Group Members of ${guid}`);
   const seen = new DistinctIds();
   let previous: string[] | undefined;
   let askedAgain = false;
@@ -105,7 +105,7 @@ async function listMembers(deps: { nowSeconds: () => number; runId: string; maxM
       throw new GroupTooLargeError(`List Group Members of ${guid} listed more than ${deps.maxMembers} members (maxMembersPerGroup); stopped, the listing looks endless. If the group really is that large, raise maxMembersPerGroup in the config`);
     }
     const d = end.afterPage({ index: page - 1, count: ids.length, meta, repeatsPrevious: repeats }, seen.count);
-    if (d.kind === 'broken') throw new ListingError(`List Group Members of ${guid}: ${d.why}`);
+    if (d.kind === 'broken') throw new ListingError(d.why);
     if (repeats) {
       complete = true;
       break;
