@@ -1,5 +1,5 @@
 import type { ApiCall } from '../source/schemas.js';
-import { mediaOf as media } from './answer-check.js';
+import { mediaOf } from './answer-check.js';
 
 /**
  * Get Calls per run that audit list entries carrying recordings or transcriptions. Few enough to
@@ -34,7 +34,7 @@ export class ListAudit {
 
   /** A complete-looking list entry: stored as listed, fetched (entries not trusted), or audited. */
   route(call: ApiCall): 'list' | 'get' | 'audit' {
-    const m = media(call);
+    const m = mediaOf(call);
     if (m.recordings === 0 && m.transcriptions === 0) return 'list';
     if (this.#omits !== undefined) return 'get';
     if (this.#budget <= 0) return 'list';
@@ -45,8 +45,8 @@ export class ListAudit {
   /** Compares what Get Call answered for an audited call with its list entry. */
   check(listed: ApiCall, got: ApiCall): void {
     if (this.#omits !== undefined) return;
-    const l = media(listed);
-    const g = media(got);
+    const l = mediaOf(listed);
+    const g = mediaOf(got);
     if (g.recordings <= l.recordings && g.transcriptions <= l.transcriptions) return;
     this.#omits = `List Calls entries leave media out (call ${listed.sessionId.slice(0, 80)}: ${l.recordings} recording(s) and ${l.transcriptions} transcription(s) listed, ${g.recordings} and ${g.transcriptions} in Get Call)`;
     this.#found = this.#omits;
