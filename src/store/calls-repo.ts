@@ -333,15 +333,29 @@ export async function countStoredCalls(db: Db, appId: string, region: string): P
 
 /** List entries filed in rejected_records under a key that has no stored call: listed, but not in `calls`. */
 export async function countRejectedListedOnly(db: Db, appId: string): Promise<number> {
-  const r = await db
+  const keyed = await db
     .selectFrom('rejected_records as r')
     .select((eb) => eb.fn.count<number | string | bigint>('r.record_key').distinct().as('n'))
     .where('r.app_id', '=', appId)
     .where('r.endpoint', 'in', ['list_calls', 'get_call'])
+    .where('r.record_key', 'not like', `${POSITION_KEY_PREFIX}%`)
     .where((eb) => eb.not(eb.exists(eb.selectFrom('calls as c').select('c.session_id').where('c.app_id', '=', appId).whereRef('c.session_id', '=', 'r.record_key'))))
     .executeTakeFirstOrThrow();
-  return Number(r.n);
+  // An entry without a sessionId is keyed by its page and position, which change as calls arrive:
+  // counted by key, one bad entry counted once more every run, until the count covered a call the
+  // listing had missed (found by a hostile fake). Counted by payload, it is one entry.
+  const positioned = await db
+    .selectFrom('rejected_records as r')
+    .select((eb) => eb.fn.count<number | string | bigint>('r.fingerprint').distinct().as('n'))
+    .where('r.app_id', '=', appId)
+    .where('r.endpoint', '=', 'list_calls')
+    .where('r.record_key', 'like', `${POSITION_KEY_PREFIX}%`)
+    .executeTakeFirstOrThrow();
+  return Number(keyed.n) + Number(positioned.n);
 }
+
+/** How a list entry without a sessionId is keyed in rejected_records (sync/page-planner.ts). */
+export const POSITION_KEY_PREFIX = 'list:page';
 
 /** Stored calls (not marked not found) whose time (startedAt, else initiatedAt, else endedAt) is at or after `from`. */
 export async function storedCallIdsSince(db: Db, appId: string, region: string, from: number): Promise<string[]> {

@@ -1,5 +1,5 @@
 import type { ApiCall } from '../source/schemas.js';
-import type { StoredCallState } from '../store/calls-repo.js';
+import { POSITION_KEY_PREFIX, type StoredCallState } from '../store/calls-repo.js';
 import { apiCallToRows, callTime, fingerprintJson, listEntryIsComplete, parseCall, receiverOf } from '../transform/call-rows.js';
 import type { CallRows } from '../store/schema.js';
 import { isFinalCall } from '../transform/call-status.js';
@@ -50,7 +50,7 @@ export function parseListPage(entries: readonly unknown[], page: number): { vali
   const valid: ListedEntry[] = [];
   const invalid: InvalidEntry[] = [];
   entries.forEach((raw, i) => {
-    const parsed = parseCall(raw, `list:page${page}#${i}`);
+    const parsed = parseCall(raw, `${POSITION_KEY_PREFIX}${page}#${i}`);
     if (!parsed.ok) {
       invalid.push({ key: parsed.key, reason: parsed.reason, raw });
       return;
@@ -79,6 +79,13 @@ export interface PlanContext {
   refetch?: boolean;
   /** Whether complete-looking entries with media are trusted, audited or fetched (detailFetch auto). */
   audit?: ListAudit | undefined;
+  /**
+   * Unix seconds: a call stored as not found that the listing still shows, and this recent, is
+   * fetched again although its entry is unchanged (settleDays). Get Call behind the listing (a
+   * lagging replica) answered not found for the newest calls, and they kept no details for good,
+   * ok, also after `sync --full` (found by a hostile fake).
+   */
+  recheckNotFoundSince?: number | undefined;
 }
 
 export interface PagePlan {
@@ -121,12 +128,13 @@ export function planPage(valid: readonly ListedEntry[], ctx: PlanContext): PageP
     const guid = v.call.receiverType === 'group' ? receiverOf(v.call) : null;
     if (guid) plan.groups.push(guid);
     const st = ctx.stored.get(id);
-    if (!ctx.refetch && st && st.listFingerprint === v.fp) continue; // unchanged since the last sync
+    const recheck = st?.notFound === true && ctx.recheckNotFoundSince !== undefined && (callTime(v.call) ?? 0) >= ctx.recheckNotFoundSince;
+    if (!ctx.refetch && st && st.listFingerprint === v.fp && !recheck) continue; // unchanged since the last sync
     // Listed twice in this run with different entries (a call listed once per participant, each
     // with some of them; or a call that changed while paging): never last-one-wins, Get Call
     // answers the whole call.
     const relisted = before !== undefined;
-    const route = !ctx.refetch && !relisted && ctx.detailFetch === 'auto' && listEntryIsComplete(v.call) ? (ctx.audit?.route(v.call) ?? 'list') : 'get';
+    const route = !ctx.refetch && !relisted && !recheck && ctx.detailFetch === 'auto' && listEntryIsComplete(v.call) ? (ctx.audit?.route(v.call) ?? 'list') : 'get';
     if (route === 'list') {
       plan.listRows.push(apiCallToRows(v.call, v.raw, { appId: ctx.appId, region: ctx.region, now: ctx.now, source: 'list', listFingerprint: v.fp, rawJson: v.json }));
     } else {

@@ -196,7 +196,7 @@ export async function syncApp(deps: SyncDeps, settings: Settings, app: AppSettin
           const window = backfill ? { since: opts.since, until: opts.until } : undefined;
           const ids = parsed.valid.map((v) => v.call.sessionId);
           const stored = anyStored ? await loadCallStates(db, app.appId, ids) : nothingStored;
-          const plan = planPage(parsed.valid, { appId: app.appId, region: app.region, now: unixSeconds(clock), detailFetch: settings.detailFetch, window, stored, recent, liveBefore, refetch: opts.refetch === true, audit });
+          const plan = planPage(parsed.valid, { appId: app.appId, region: app.region, now: unixSeconds(clock), detailFetch: settings.detailFetch, window, stored, recent, liveBefore, refetch: opts.refetch === true, audit, recheckNotFoundSince: unixSeconds(clock) - settings.settleDays * 86_400 });
           r.callsSeen += plan.newlySeen;
           r.callsFromList += plan.listRows.length;
           for (const id of plan.live) listedLive.add(id);

@@ -13,7 +13,10 @@ import { settingsAt } from './support/matrix.js';
  *   again on the next runs (gone only after three in a row);
  * - an older state of the call than its list entry (a lagging replica: the entry says
  *   hasRecording, Get Call says it has none) was stored and never asked for again; now it is
- *   unusable, kept as listed, and asked for again on the next runs.
+ *   unusable, kept as listed, and asked for again on the next runs;
+ * - ERR_CALL_SESSION_NOT_FOUND for the newest calls, which the listing shows (a replica behind the
+ *   listing): believed, and never asked again while the entry did not change; now a recent call
+ *   stored as not found that is still listed is asked for again (within settleDays).
  */
 const SETTINGS = { pageSize: 50, detailFetch: 'always', lookbackHours: 24, concurrency: 4, maxAttempts: 3, requestTimeoutMs: 2_000 } as const;
 
@@ -73,6 +76,28 @@ describe('Get Call answers are checked before they are believed', () => {
       expect(second.status, second.error).toBe('ok');
       const rows = await withStore(database, ({ db }) => db.selectFrom('call_recordings').select('session_id').execute());
       expect(rows.length).toBe(recorded.length * 2);
+    } finally {
+      await service.close();
+    }
+  });
+
+  it('not found for the 5 newest listed calls on their first Get: the next run asks again and stores them whole, ok', async () => {
+    const service = await start({ seed: 53, notFoundFirst: 5 });
+    try {
+      const database = join(tmp.dir, 'replica.db');
+      const settings = settingsAt(service.baseUrls('app1'), database, SETTINGS);
+      const first = (await syncWith(settings)).results[0]!;
+      expect(first.status, first.error).toBe('ok');
+      expect((await stored(database)).calls.filter((c) => c.not_found_at !== null).length).toBe(5);
+
+      const second = (await syncWith(settings)).results[0]!;
+      expect(second.status, second.error).toBe('ok');
+      const s = await stored(database);
+      expect(s.calls.filter((c) => c.not_found_at !== null)).toEqual([]);
+      expect(s.participants.length).toBe(service.calls.reduce((n, c) => n + c.participants.length, 0));
+      // Settled: a third run asks Get Call for nothing.
+      const third = (await syncWith(settings)).results[0]!;
+      expect(third.detailFetches).toBe(0);
     } finally {
       await service.close();
     }

@@ -69,6 +69,10 @@ export interface FakeOptions {
     /** Every request answers a bare 404 (an HTML page, no service code). */
     bare404?: boolean;
   };
+  /** The listing holds one malformed entry without a sessionId, right after the call that is the newest at start: new calls move it down. */
+  malformedAfterNewest?: boolean;
+  /** The first Get Call of the this-many newest calls answers ERR_CALL_SESSION_NOT_FOUND (a replica behind the listing). */
+  notFoundFirst?: number;
   /** Get Call of every this-many-th call answers its first request with a bare 404 (an nginx HTML page, no service code), as a proxy during a deploy might. */
   bare404First?: number;
   /** Every `every`-th ended call has two recordings; `first`: its List Calls entry shows only the first (Get Call shows both). */
@@ -89,6 +93,8 @@ export interface FakeParticipant { uid: string; deviceId?: string; totalAudioMin
 export interface FakeCall extends Wire { sessionId: string; status: string; initiatedAt: number; startedAt?: number; endedAt?: number; receiverType: string; receiver: string; participants: FakeParticipant[] }
 
 const GUIDS = ['g-alpha', 'g-beta', 'g-gamma'];
+/** A list entry without a sessionId (malformedAfter). */
+const MALFORMED: Wire = { type: 'audio', status: 'ended', initiatedAt: 'yesterday' };
 const NOW = (): number => Math.floor(Date.now() / 1000);
 
 function hhmmss(sec: number): string {
@@ -107,6 +113,7 @@ export class FakeCallsService {
   #retentions: number;
   readonly #bare404Served = new Set<string>();
   readonly #staleServed = new Set<string>();
+  #malformedAnchor: FakeCall | undefined;
   /** Members who left while their group was listed (members.leaveBeforePage2). */
   #left = 0;
   /** Vendor mode: the published List Calls example (served as is) and Get Call's data. */
@@ -264,6 +271,11 @@ export class FakeCallsService {
       const id = decodeURIComponent(get[1]!);
       const c = this.calls.find((x) => x.sessionId === id);
       if (!c) return json(404, { error: { code: 'ERR_CALL_SESSION_NOT_FOUND', message: `The call session ${id} does not exist.` } });
+      const newest = this.opts.notFoundFirst;
+      if (newest && !this.#staleServed.has(`nf:${id}`) && this.ordered().slice(0, newest).includes(c)) {
+        this.#staleServed.add(`nf:${id}`);
+        return json(404, { error: { code: 'ERR_CALL_SESSION_NOT_FOUND', message: `The call session ${id} does not exist.` } });
+      }
       const every = this.opts.bare404First;
       if (every && this.calls.indexOf(c) % every === 0 && !this.#bare404Served.has(id)) {
         this.#bare404Served.add(id);
@@ -321,7 +333,11 @@ export class FakeCallsService {
       this.calls.splice(this.calls.indexOf(oldest), 1);
       this.addCall({ at: NOW() - 30, status: 'ended' });
     }
-    const all = this.ordered();
+    const all: Wire[] = this.ordered();
+    if (o.malformedAfterNewest) {
+      this.#malformedAnchor ??= all[0] as FakeCall;
+      all.splice(all.indexOf(this.#malformedAnchor) + 1, 0, MALFORMED);
+    }
     const n = all.length;
     const last = Math.max(0, Math.ceil(n / size) - 1);
     let idx = o.ignorePage || !Number.isInteger(asked) || asked < base ? 0 : asked - base;
@@ -330,7 +346,7 @@ export class FakeCallsService {
     if (o.hideRows && idx > 0) rows = rows.slice(0, Math.max(0, rows.length - o.hideRows));
     if (o.gapAt !== undefined && idx === o.gapAt) rows = [];
     if (o.gapAt !== undefined && idx === o.gapAt - 1) rows = rows.slice(0, -5);
-    const data = rows.map((c) => this.wire(c, true));
+    const data = rows.map((c) => (c === MALFORMED ? c : this.wire(c as FakeCall, true)));
     if (o.meta === 'none') return { data };
     const pagination: Wire = { count: data.length };
     const t = o.total ?? 'real';
