@@ -323,10 +323,10 @@ export class ListingEnd {
     // A page shorter than others that more pages followed: a server that hides rows after paging
     // them (offsets still step by perPage) serves exactly that, and nothing else can show it
     // without a total (69 of 500 lost while ok, found by a hostile fake).
-    if (this.#smallestFollowed < this.#largest) return `List Calls served a page of ${this.#smallestFollowed} calls before pages of ${this.#largest} and reports no total (rows hidden after paging cannot be ruled out)`;
+    if (this.#smallestFollowed < this.#largest) return `${this.what} served a page of ${this.#smallestFollowed} calls before pages of ${this.#largest} and reports no total (rows hidden after paging cannot be ruled out)`;
     const reported = this.#lastTotalPages;
     if (reported === undefined || this.#pagesReached >= reported) return undefined;
-    return `List Calls reported ${reported} pages and no total, but its pages ended after ${this.#pagesReached}`;
+    return `${this.what} reported ${reported} pages and no total, but its pages ended after ${this.#pagesReached}`;
   }
 
   /**

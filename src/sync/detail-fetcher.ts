@@ -155,18 +155,20 @@ export class DetailFetcher {
       unusable(`Get Call answered a record that does not parse: ${parsed.reason}`, 'unusable_detail');
       return;
     }
+    // The answer against its list entry: older than it is unusable; more media than an audited
+    // entry carried tells the audit (an answer that is the entry's own text needs neither).
     const older = p.json !== undefined ? olderThanListed(p.call, parsed.call) : undefined;
     if (older) {
       unusable(`Get Call answered an older state of the call than its list entry (${older})`, 'unusable_detail');
       return;
     }
+    if (p.audit) d.audit?.check(p.call, parsed.call);
     this.#store(parsed.call, json, p, now, w, onLive);
   }
 
   /** The rows of a call Get Call supplied (its text `json`), and it leaves the retry list. */
   #store(call: ApiCall, json: string, p: Pending, now: number, w: PageWrite, onLive: (id: string) => void): void {
     const { d } = this;
-    if (p.audit) d.audit?.check(p.call, call);
     const row = apiCallToRows(call, undefined, { appId: d.appId, region: d.region, now, source: 'detail', listFingerprint: p.listFingerprint, rawJson: json });
     if (p.json !== undefined && row.call.is_final === 0) onLive(call.sessionId);
     if (looksUnsettled(row.call)) this.fetched.add(call.sessionId);
