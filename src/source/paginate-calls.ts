@@ -1,7 +1,7 @@
 import type { CallsApi, ListCallsPage } from './calls-api.js';
 import { CallsyncError } from '../config/errors.js';
 import { ApiError } from './errors.js';
-import { allOlder, DistinctIds, entryIds, entryTimes, ListingEnd, movedUp, OrderObserver, pageMeta, sameIds, type EntryTimes, type ListingOrder, type OrderKey } from './listing-evidence.js';
+import { allOlder, DistinctIds, entryIds, entryTimes, ListingEnd, listingProblem, movedUp, olderThanWindow, OrderObserver, pageMeta, sameIds, type ListingOrder, type OrderKey } from './listing-evidence.js';
 import type { Pagination } from './schemas.js';
 
 export interface CallsPage {
@@ -96,6 +96,9 @@ export class CallListing {
   #pageBase: 0 | 1 = 1;
   /** The last pass's first page, read again after it (see #movedUp). */
   #firstIds: string[] | undefined;
+  /** The first pass's newest time (its order's key), and calls a later pass found that were not newer. */
+  #newest = -Infinity;
+  #missed = 0;
 
   constructor(
     private readonly api: Pick<CallsApi, 'listCalls'>,
@@ -129,25 +132,22 @@ export class CallListing {
       // of 300 lost, found by a hostile fake); or calls moved up onto the first page while it was
       // read: only a second pass can tell a listing that lost nothing from one that did.
       relisted = true;
-      const before = this.#distinct.count;
       pass = yield* this.#pass(false);
       // After calls moved, the second pass stands on its own: proved as the first would have been,
       // and clean only if its first page, read again, shows no call moved up either.
       if (moved > 0) moved = yield* this.#movedUp();
-      else if (this.#distinct.count > before) unstable = this.#distinct.count - before;
+      else unstable = this.#missed || undefined;
+    } else if (pass.stoppedEarly && pass.pages > 1 && this.#order.tiedAcrossPages && this.opts.relistOnShortfall !== false) {
+      // A window (incremental, backfill) has no count of its own, and ties split across pages may split
+      // differently on each request (a backfill lost 10 of 201, ok): read again, it must add no older call.
+      relisted = true;
+      pass = yield* this.#pass(false);
+      unstable = this.#missed || undefined;
     }
     const shortfall = pass.stoppedEarly ? undefined : pass.end.shortfall(this.#distinct.count);
     const sorted = this.#order.sortedBy;
     const unprovedWhy = pass.stoppedEarly ? undefined : pass.end.unproved();
-    const problem = shortfall
-      ? `List Calls reported ${pass.end.minTotal} calls but ${this.#distinct.count} distinct calls could be listed${relisted ? ' in two passes' : ''} (${shortfall} short)`
-      : unprovedWhy !== undefined
-        ? `${unprovedWhy}${relisted ? ' (in two passes)' : ''}, so the listing cannot be proved complete`
-        : moved
-          ? `List Calls moved calls up onto its first page while it was read${relisted ? ' a second time' : ''} (${moved}: calls above them were removed, so others may have been skipped), so the listing cannot be proved complete`
-          : unstable
-            ? `List Calls lists in no stable order${sorted ? ' (calls of equal times split across pages)' : ''} and reports no total: a second pass found ${unstable} call(s) the first missed, so the listing cannot be proved complete`
-            : undefined;
+    const problem = listingProblem({ shortfall, minTotal: pass.end.minTotal, distinct: this.#distinct.count, relisted, unprovedWhy, moved, unstable, tied: sorted !== undefined, window: pass.stoppedEarly });
     this.#outcome = {
       complete: !pass.stoppedEarly && !problem,
       ...(problem ? { problem } : {}),
@@ -266,14 +266,19 @@ export class CallListing {
 
       const ids = entryIds(res.entries, 'sessionId', requested);
       const repeats = sameIds(previousIds, ids);
+      const times = res.entries.map(entryTimes);
+      const key = this.#order.sortedBy?.key;
       let fresh = 0;
       if (!repeats) {
-        for (const id of ids) {
+        ids.forEach((id, i) => {
           const isNew = this.#distinct.add(id);
           if (seenThisPass ? seenThisPass.add(id) : isNew) fresh++;
-        }
+          // Missed by an earlier pass, unless it arrived since (newer than anything that pass saw).
+          const t = key && times[i]![key];
+          if (firstPass) this.#newest = Math.max(this.#newest, t ?? -Infinity);
+          else if (isNew && !(t !== undefined && t !== null && t > this.#newest)) this.#missed++;
+        });
       }
-      const times = res.entries.map(entryTimes);
       if (!repeats) this.#order.observe(times, continues);
 
       const decision = end.afterPage({ index, count: res.entries.length, meta, repeatsPrevious: repeats }, this.#seenForEnd(jumpedTo));
@@ -299,7 +304,7 @@ export class CallListing {
         const e = ended(decision.why);
         return 'end' in e ? e : yield* e;
       }
-      if (this.#olderThanWindow(times)) return finish('a page older than the window (newest first observed)', true);
+      if (olderThanWindow(times, this.opts.lowerBound, this.#order.sortedBy?.order)) return finish('a page older than the window (newest first observed)', true);
 
       // Oldest first with a window: the newest calls are at the end. Jump to the last page the
       // service reports, read forward from there to the proven end, then backwards to the window.
@@ -389,12 +394,5 @@ export class CallListing {
       if (this.#order.sortedBy?.order === 'oldest-first' && allOlder(times, bound)) return finish('a page older than the window, read backwards (oldest first observed)', true);
     }
     return finish('read backwards to the first page');
-  }
-
-  /** Every entry of the page has a usable time older than the window, and the listing is newest first. */
-  #olderThanWindow(times: readonly EntryTimes[]): boolean {
-    const bound = this.opts.lowerBound;
-    if (bound === undefined || this.#order.sortedBy?.order !== 'newest-first' || times.length === 0) return false;
-    return allOlder(times, bound);
   }
 }

@@ -136,10 +136,13 @@ async function dryRunApp(deps: SyncDeps, settings: Settings, app: AppSettings, o
     const outcome = listing.outcome();
     r.listingOrder = outcome.order;
     r.reportedTotal = outcome.reportedTotal;
-    r.listingComplete = outcome.complete || outcome.stoppedEarly;
+    r.listingComplete = outcome.complete || (outcome.stoppedEarly && outcome.problem === undefined);
     r.stoppedAtWindow = outcome.stoppedEarly;
-    if (outcome.stoppedEarly) r.listingNote = 'stopped at the incremental window; the sync proves the window against the database and lists everything once if it does not add up';
-    else if (!outcome.complete) {
+    if (outcome.stoppedEarly && outcome.problem === undefined) r.listingNote = 'stopped at the incremental window; the sync proves the window against the database and lists everything once if it does not add up';
+    else if (outcome.stoppedEarly && !backfill) {
+      r.status = 'incomplete';
+      r.listingNote = `${outcome.problem}: a sync would list everything once`;
+    } else if (!outcome.complete) {
       r.status = 'incomplete';
       r.listingNote = `${outcome.problem ?? 'the listing could not be proved complete'}: a sync would end partial and keep the watermark`;
     }

@@ -238,7 +238,9 @@ export async function syncApp(deps: SyncDeps, settings: Settings, app: AppSettin
     if (!fetcher.fatal && listing.stoppedEarly && cutoff !== undefined && listedInWindow) {
       // An incremental run read only the window: prove it, and re-list everything once when the
       // evidence says calls were missed.
-      const proof = await proveIncrementalWindow({ db, appId: app.appId, region: app.region, cutoff, listedInWindow, reportedTotal: listing.reportedTotal, fetchAndWrite, flush: () => writer.flush() });
+      // A window the listing itself could not prove (a second pass over it found calls the first
+      // missed) is listed whole at once.
+      const proof = listing.problem !== undefined ? { relist: listing.problem } : await proveIncrementalWindow({ db, appId: app.appId, region: app.region, cutoff, listedInWindow, reportedTotal: listing.reportedTotal, fetchAndWrite, flush: () => writer.flush() });
       writer.throwIfFailed();
       if (proof.relist) {
         log.warn({ reason: proof.relist }, 'the incremental listing did not add up; listing everything once');
@@ -247,7 +249,8 @@ export async function syncApp(deps: SyncDeps, settings: Settings, app: AppSettin
         listing = { ...listing, pages: listing.pages + first.pages, relisted: true };
         if (!listing.complete) listingProblem = `${listing.problem ?? 'the listing could not be proved complete'} after ${proof.relist}`;
       }
-    } else if (!fetcher.fatal && !listing.complete && !listing.stoppedEarly) {
+    } else if (!fetcher.fatal && !listing.complete && (!listing.stoppedEarly || (backfill && listing.problem !== undefined))) {
+      // A backfill's window has no count to prove it by: only what its listing showed (see CallListing).
       listingProblem = listing.problem ?? 'the listing could not be proved complete';
     }
     if (opts.signal?.aborted) throw stopped();

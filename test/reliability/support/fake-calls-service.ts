@@ -40,7 +40,7 @@ export interface FakeOptions {
    * sessionId ascending on one List request and descending on the next (LIMIT/OFFSET over an
    * ORDER BY that does not decide ties).
    */
-  tiedBlock?: { at: number; size: number };
+  tiedBlock?: { at: number; size: number; /** 'random': each request flips a coin instead (seeded), as a query plan might. */ ties?: 'alternate' | 'random' };
   /** Every page after the first is served this many rows short, offsets still stepping by the page size (rows hidden after paging). */
   hideRows?: number;
   /** The page at this 0-based position is served empty and the one before it short (5 entries kept back): rows hidden after paging. */
@@ -252,7 +252,8 @@ export class FakeCallsService {
     }
     if (order === 'sessionId') return list.sort((a, b) => (a.sessionId < b.sessionId ? -1 : 1));
     const sign = order === 'oldest' ? 1 : -1;
-    const ties = this.opts.tiedBlock && this.listRequests % 2 === 0 ? -1 : 1;
+    const tied = this.opts.tiedBlock;
+    const ties = tied && (tied.ties === 'random' ? this.#rand() < 0.5 : this.listRequests % 2 === 0) ? -1 : 1;
     return list.sort((a, b) => sign * (a.initiatedAt - b.initiatedAt) || ties * (a.sessionId < b.sessionId ? -1 : 1));
   }
 
