@@ -93,6 +93,11 @@ export class DetailFetcher {
     if (d.watch.has(id)) this.fetched.add(id);
     const unusable = (reason: string, kind: 'unusable_detail' | 'get_failed'): void => {
       this.fetched.add(id);
+      // A call whose list entry did not parse stays rejected, as it was before it was asked for.
+      if (p.unreadableEntry) {
+        d.log.warn({ sessionId: id, reason }, 'a list entry that does not parse: Get Call gave no usable details either; it stays in rejected_records');
+        return;
+      }
       d.counters.failedCalls++;
       w.retries.push({ sessionId: id, reason: kind });
       if (p.json !== undefined) {
@@ -114,6 +119,7 @@ export class DetailFetcher {
     }
     const now = d.nowSeconds();
     if (!got.found) {
+      if (p.unreadableEntry) return;
       const strike = (p.retryAttempts ?? 0) + 1;
       this.fetched.add(id);
       if ((p.live || !got.confirmed) && strike < LIVE_NOT_FOUND_RUNS) {

@@ -13,7 +13,7 @@ import { getSyncState } from '../store/runs-repo.js';
 import { getSetting } from '../store/settings-repo.js';
 import { unixSeconds } from '../config/clock.js';
 import { ListAudit, omitsMediaSetting } from './list-audit.js';
-import { parseListPage, planPage } from './page-planner.js';
+import { parseListPage, planPage, unreadableEntries } from './page-planner.js';
 import { RecentCalls } from './recent-calls.js';
 import { syncModeFor } from './sync-mode.js';
 import { retryTo, type SyncDeps } from './sync-app.js';
@@ -126,6 +126,7 @@ async function dryRunApp(deps: SyncDeps, settings: Settings, app: AppSettings, o
         else if (st.listFingerprint === v.fp) r.unchanged++;
         else r.changed++;
       }
+      plan.pending.push(...unreadableEntries(parsed.invalid, recent));
       for (const p of plan.pending) asked.add(p.call.sessionId);
       r.getCalls += plan.pending.length;
       for (const id of plan.live) listedLive.add(id);

@@ -38,11 +38,34 @@ export interface Pending {
   retryAttempts?: number;
   /** A complete-looking entry fetched to audit its media against Get Call (see ListAudit). */
   audit?: boolean;
+  /** Its list entry did not parse (see unreadableEntries): only an answer that parses is written. */
+  unreadableEntry?: boolean;
 }
 
 /** A call known only by its id (live, on the retry list, unsettled): Get Call supplies all of it. */
 export function pendingById(sessionId: string, extra: Partial<Pending> = {}): Pending {
   return { call: { sessionId } as ApiCall, json: undefined, listFingerprint: null, ...extra };
+}
+
+/** What RecentCalls holds for a call whose list entry did not parse (no fingerprint is that). */
+const UNREADABLE = 'unreadable entry';
+
+/**
+ * List entries that do not parse but name their call, to be asked for with Get Call: a service that
+ * writes a field one way in List Calls and another in Get Call kept such a call out of `calls` for
+ * good, with the run ok, even with detailFetch always. Once per run each; the entry stays in
+ * rejected_records. An answer that does not parse either is kept aside as well, and the run ends as
+ * it would have (see DetailFetcher).
+ */
+export function unreadableEntries(invalid: readonly InvalidEntry[], recent: RecentCalls): Pending[] {
+  const out: Pending[] = [];
+  for (const e of invalid) {
+    const id = e.raw !== null && typeof e.raw === 'object' ? (e.raw as { sessionId?: unknown }).sessionId : undefined;
+    if (typeof id !== 'string' || id !== e.key || id.includes('\u0000') || e.reason.startsWith('sessionId') || recent.get(id) !== undefined) continue;
+    recent.set(id, UNREADABLE);
+    out.push(pendingById(id, { unreadableEntry: true }));
+  }
+  return out;
 }
 
 /** Parses one List Calls page: each entry alone, so one bad record is rejected and the rest go on. */

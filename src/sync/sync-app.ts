@@ -20,7 +20,7 @@ import { unixSeconds, type Clock } from '../config/clock.js';
 import { DetailFetcher } from './detail-fetcher.js';
 import { followUpFetches } from './follow-ups.js';
 import { proveIncrementalWindow } from './incremental-proof.js';
-import { parseListPage, planPage, type Pending } from './page-planner.js';
+import { parseListPage, planPage, unreadableEntries, type Pending } from './page-planner.js';
 import { MAX_CALLS_PER_TRANSACTION, PageWriter } from './page-writer.js';
 import { ListAudit, omitsMediaSetting } from './list-audit.js';
 import { RecentCalls } from './recent-calls.js';
@@ -197,11 +197,13 @@ export async function syncApp(deps: SyncDeps, settings: Settings, app: AppSettin
           const ids = parsed.valid.map((v) => v.call.sessionId);
           const stored = anyStored ? await loadCallStates(db, app.appId, ids) : nothingStored;
           const plan = planPage(parsed.valid, { appId: app.appId, region: app.region, now: unixSeconds(clock), detailFetch: settings.detailFetch, window, stored, recent, liveBefore, refetch: opts.refetch === true, audit, recheckNotFoundSince: unixSeconds(clock) - settings.settleDays * 86_400 });
+          const unreadable = unreadableEntries(parsed.invalid, recent);
+          plan.pending.push(...unreadable);
           r.callsSeen += plan.newlySeen;
           r.callsFromList += plan.listRows.length;
           for (const id of plan.live) listedLive.add(id);
           for (const g of plan.groups) groupsCalled.add(g);
-          if (listedInWindow) for (const id of ids) listedInWindow.add(id);
+          if (listedInWindow) for (const id of [...ids, ...unreadable.map((p) => p.call.sessionId)]) listedInWindow.add(id);
           const calls = plan.listRows.length + plan.pending.length;
           const done = fetcher.complete(plan.listRows, plan.pending, rejects, (id) => listedLive.add(id)).then((w) => {
             if (w.rows.length || w.rejects.length || w.notFoundIds.length || w.retries.length || w.cleared.length) writer.add(w);

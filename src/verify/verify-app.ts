@@ -139,7 +139,9 @@ export async function verifyApp(deps: VerifyDeps, settings: Settings, app: AppSe
     if (entries.length === 0) return;
     const ids = entries.map((e) => e.id);
     const stored = await loadStoredCalls(db, app.appId, ids);
-    const rejectedKeys = await loadRejectedKeys(db, app.appId, ids.filter((id) => !stored.has(id)));
+    // An entry that does not parse may name a call stored from Get Call (sync asks for it): filed
+    // under rejected_records all the same.
+    const rejectedKeys = await loadRejectedKeys(db, app.appId, entries.filter((e) => !e.ok || !stored.has(e.id)).map((e) => e.id));
     const deep = entries.filter((e): e is Extract<Entry, { ok: true }> => {
       if (!e.ok) return false;
       const s = stored.get(e.id);

@@ -128,9 +128,12 @@ describe('hostile input: each record stored faithfully or rejected with a reason
     expect(r.status, r.error).toBe('ok');
     const storedIds = list.flatMap((c) => ('stored' in c.expect ? [c.expect.stored] : []));
     const rejected = list.flatMap((c) => ('rejected' in c.expect ? [c.expect] : []));
-    expect(r.rejected).toBe(rejected.length);
+    // A rejected entry that names its call plainly is asked for with Get Call once (the service
+    // may write it whole there); this server answers the same bad record, so it stays rejected.
+    const asked = rejected.filter((c) => !c.rejected.startsWith('list:') && !/sessionId/.test(c.reason.source));
+    expect(asked.length).toBe(6);
     expect(r.retries).toBe(0);
-    expect(r.requests).toBe(2 + huge.length + storedIds.length);
+    expect(r.requests).toBe(2 + huge.length + storedIds.length + asked.length);
 
     await withStore(db, async (s) => {
       expect(await integrityProblems(s.db)).toEqual([]);
@@ -165,7 +168,12 @@ describe('hostile input: each record stored faithfully or rejected with a reason
         expect(got, `no rejected record ${want.rejected}: ${JSON.stringify(rej.map((x) => [x.record_key.slice(0, 40), x.reason]))}`).toBeDefined();
         expect(got!.reason).toMatch(want.reason);
       }
-      expect(rej).toHaveLength(rejected.length);
+      // Each bad entry once from the list; Get Call's answer to one asked for again only when it
+      // differs from the entry (the over-deep one arrives cut, so its payload is another).
+      const fromList = rej.filter((x) => x.endpoint === 'list_calls');
+      expect(fromList).toHaveLength(rejected.length);
+      expect(rej.filter((x) => x.endpoint === 'get_call').map((x) => x.record_key)).toEqual(['deep-hostile']);
+      expect(r.rejected).toBe(rej.length);
     });
   });
 

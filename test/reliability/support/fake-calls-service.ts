@@ -69,6 +69,8 @@ export interface FakeOptions {
     /** Every request answers a bare 404 (an HTML page, no service code). */
     bare404?: boolean;
   };
+  /** Every this-many-th call's List Calls entry writes `status` as a number (Get Call writes it as text): the entry does not parse. */
+  unreadableInList?: number;
   /** The listing holds one malformed entry without a sessionId, right after the call that is the newest at start: new calls move it down. */
   malformedAfterNewest?: boolean;
   /** The first Get Call of the this-many newest calls answers ERR_CALL_SESSION_NOT_FOUND (a replica behind the listing). */
@@ -347,7 +349,8 @@ export class FakeCallsService {
     if (o.hideRows && idx > 0) rows = rows.slice(0, Math.max(0, rows.length - o.hideRows));
     if (o.gapAt !== undefined && idx === o.gapAt) rows = [];
     if (o.gapAt !== undefined && idx === o.gapAt - 1) rows = rows.slice(0, -5);
-    const data = rows.map((c) => (c === MALFORMED ? c : this.wire(c as FakeCall, true)));
+    const every = o.unreadableInList;
+    const data = rows.map((c) => (c === MALFORMED ? c : every && this.calls.indexOf(c as FakeCall) % every === 0 ? { ...this.wire(c as FakeCall, true), status: 3 } : this.wire(c as FakeCall, true)));
     if (o.meta === 'none') return { data };
     const pagination: Wire = { count: data.length };
     const t = o.total ?? 'real';
