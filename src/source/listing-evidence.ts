@@ -351,34 +351,27 @@ export function allOlder(times: readonly EntryTimes[], bound: number): boolean {
   });
 }
 
-/** What a listing's passes showed, for its one-line problem (see listingProblem). */
-export interface ListingFindings {
-  shortfall: number | undefined;
-  minTotal: number | undefined;
-  distinct: number;
-  relisted: boolean;
-  unprovedWhy: string | undefined;
-  moved: number;
-  unstable: number | undefined;
-  /** The listing was ordered (by a time), so unstable calls were ties split across pages. */
-  tied: boolean;
-  /** The passes read a window (stopped at its lower bound), not the whole listing. */
-  window: boolean;
-}
-
-/** The one line naming what a listing could not prove, or undefined when it proved what it read. */
-export function listingProblem(f: ListingFindings): string | undefined {
-  const twice = f.relisted ? ' in two passes' : '';
-  if (f.shortfall) return `List Calls reported ${f.minTotal} calls but ${f.distinct} distinct calls could be listed${twice} (${f.shortfall} short)`;
-  if (f.unprovedWhy !== undefined) return `${f.unprovedWhy}${f.relisted ? ' (in two passes)' : ''}, so the listing cannot be proved complete`;
-  if (f.moved) return `List Calls moved calls up onto its first page while it was read${f.relisted ? ' a second time' : ''} (${f.moved}: calls above them were removed, so others may have been skipped), so the listing cannot be proved complete`;
-  if (!f.unstable) return undefined;
-  if (f.window) return `List Calls split calls of equal times across pages differently on each request: a second pass over the window found ${f.unstable} call(s) the first missed, so the window cannot be proved complete`;
-  return `List Calls lists in no stable order${f.tied ? ' (calls of equal times split across pages)' : ''} and reports no total: a second pass found ${f.unstable} call(s) the first missed, so the listing cannot be proved complete`;
-}
-
 /** Every entry of the page has a usable time older than the window, and the listing is newest first. */
 export function olderThanWindow(times: readonly EntryTimes[], bound: number | undefined, order: ListingOrder | undefined): boolean {
   if (bound === undefined || order !== 'newest-first' || times.length === 0) return false;
   return allOlder(times, bound);
+}
+
+/** The newest value of each time field seen, to tell a call that arrived since from one missed. */
+export class NewestTimes {
+  readonly #newest: Record<OrderKey, number> = { startedAt: -Infinity, initiatedAt: -Infinity, endedAt: -Infinity };
+
+  see(times: EntryTimes): void {
+    for (const key of ORDER_KEYS) {
+      const t = times[key];
+      if (t !== null && t > this.#newest[key]) this.#newest[key] = t;
+    }
+  }
+
+  /** Whether the entry is no newer than what was seen, on the listing's order key (without a key or a time: taken as not newer). */
+  older(times: EntryTimes, key: OrderKey | undefined): boolean {
+    if (key === undefined) return true;
+    const t = times[key];
+    return t === null || t <= this.#newest[key];
+  }
 }

@@ -1,7 +1,8 @@
 import type { CallsApi, ListCallsPage } from './calls-api.js';
 import { CallsyncError } from '../config/errors.js';
 import { ApiError } from './errors.js';
-import { allOlder, DistinctIds, entryIds, entryTimes, ListingEnd, listingProblem, movedUp, olderThanWindow, OrderObserver, pageMeta, sameIds, type ListingOrder, type OrderKey } from './listing-evidence.js';
+import { allOlder, DistinctIds, entryIds, entryTimes, ListingEnd, movedUp, NewestTimes, olderThanWindow, OrderObserver, pageMeta, sameIds, type ListingOrder, type OrderKey } from './listing-evidence.js';
+import { listingProblem } from './listing-problem.js';
 import type { Pagination } from './schemas.js';
 
 export interface CallsPage {
@@ -96,8 +97,8 @@ export class CallListing {
   #pageBase: 0 | 1 = 1;
   /** The last pass's first page, read again after it (see #movedUp). */
   #firstIds: string[] | undefined;
-  /** The first pass's newest time (its order's key), and calls a later pass found that were not newer. */
-  #newest = -Infinity;
+  /** The first pass's newest times, and calls a later pass found that are not newer (missed by it). */
+  readonly #firstPassTimes = new NewestTimes();
   #missed = 0;
 
   constructor(
@@ -267,16 +268,14 @@ export class CallListing {
       const ids = entryIds(res.entries, 'sessionId', requested);
       const repeats = sameIds(previousIds, ids);
       const times = res.entries.map(entryTimes);
-      const key = this.#order.sortedBy?.key;
       let fresh = 0;
       if (!repeats) {
         ids.forEach((id, i) => {
           const isNew = this.#distinct.add(id);
           if (seenThisPass ? seenThisPass.add(id) : isNew) fresh++;
-          // Missed by an earlier pass, unless it arrived since (newer than anything that pass saw).
-          const t = key && times[i]![key];
-          if (firstPass) this.#newest = Math.max(this.#newest, t ?? -Infinity);
-          else if (isNew && !(t !== undefined && t !== null && t > this.#newest)) this.#missed++;
+          // A call a later pass finds was missed by the first, unless it arrived since.
+          if (firstPass) this.#firstPassTimes.see(times[i]!);
+          else if (isNew && this.#firstPassTimes.older(times[i]!, this.#order.sortedBy?.key)) this.#missed++;
         });
       }
       if (!repeats) this.#order.observe(times, continues);

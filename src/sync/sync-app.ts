@@ -239,9 +239,8 @@ export async function syncApp(deps: SyncDeps, settings: Settings, app: AppSettin
 
     if (!fetcher.fatal && listing.stoppedEarly && cutoff !== undefined && listedInWindow) {
       // An incremental run read only the window: prove it, and re-list everything once when the
-      // evidence says calls were missed.
-      // A window the listing itself could not prove (a second pass over it found calls the first
-      // missed) is listed whole at once.
+      // evidence says calls were missed (also when the listing could not prove the window itself:
+      // a second pass over it found calls the first missed).
       const proof = listing.problem !== undefined ? { relist: listing.problem } : await proveIncrementalWindow({ db, appId: app.appId, region: app.region, cutoff, listedInWindow, reportedTotal: listing.reportedTotal, fetchAndWrite, flush: () => writer.flush() });
       writer.throwIfFailed();
       if (proof.relist) {
