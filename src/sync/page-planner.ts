@@ -152,7 +152,10 @@ export function planPage(valid: readonly ListedEntry[], ctx: PlanContext): PageP
     if (guid) plan.groups.push(guid);
     const st = ctx.stored.get(id);
     const recheck = st?.notFound === true && ctx.recheckNotFoundSince !== undefined && (callTime(v.call) ?? 0) >= ctx.recheckNotFoundSince;
-    if (!ctx.refetch && st && st.listFingerprint === v.fp && !recheck) continue; // unchanged since the last sync
+    // Unchanged since the last sync, unless this run listed the call already with another entry:
+    // then the stored entry may be this one while the other, just planned, is older (a hostile fake
+    // listing a stale copy first flipped calls back to it on every other run).
+    if (!ctx.refetch && st && st.listFingerprint === v.fp && !recheck && before === undefined) continue;
     // Listed twice in this run with different entries (a call listed once per participant, each
     // with some of them; or a call that changed while paging): never last-one-wins, Get Call
     // answers the whole call.

@@ -69,6 +69,8 @@ export interface FakeOptions {
     /** Every request answers a bare 404 (an HTML page, no service code). */
     bare404?: boolean;
   };
+  /** Every this-many-th ended call with two or more participants is listed twice on its page: first a stale copy (its first participant only, ended 20 s earlier), then as it is. */
+  staleCopyFirst?: number;
   /** Every this-many-th call's List Calls entry writes `status` as a number (Get Call writes it as text): the entry does not parse. */
   unreadableInList?: number;
   /** The listing holds one malformed entry without a sessionId, right after the call that is the newest at start: new calls move it down. */
@@ -349,6 +351,15 @@ export class FakeCallsService {
     if (o.hideRows && idx > 0) rows = rows.slice(0, Math.max(0, rows.length - o.hideRows));
     if (o.gapAt !== undefined && idx === o.gapAt) rows = [];
     if (o.gapAt !== undefined && idx === o.gapAt - 1) rows = rows.slice(0, -5);
+    const stale = o.staleCopyFirst;
+    if (stale) {
+      rows = rows.flatMap((c) => {
+        const f = c as FakeCall;
+        if (c === MALFORMED || this.calls.indexOf(f) % stale !== 0 || f.status !== 'ended' || f.participants.length < 2) return [c];
+        const copy = { ...f, participants: f.participants.slice(0, 1), totalParticipants: 1, endedAt: f.endedAt! - 20 };
+        return [copy, c];
+      });
+    }
     const every = o.unreadableInList;
     const data = rows.map((c) => (c === MALFORMED ? c : every && this.calls.indexOf(c as FakeCall) % every === 0 ? { ...this.wire(c as FakeCall, true), status: 3 } : this.wire(c as FakeCall, true)));
     if (o.meta === 'none') return { data };
