@@ -169,7 +169,7 @@ export class DetailFetcher {
       return;
     }
     if (p.audit) d.audit?.check(p.call, parsed.call);
-    this.#store(parsed.call, json, p, now, w, onLive);
+    this.#store(p.json !== undefined ? withListedFields(p.call, parsed.call) : parsed.call, json, p, now, w, onLive);
   }
 
   /** The rows of a call Get Call supplied (its text `json`), and it leaves the retry list. */
@@ -181,4 +181,15 @@ export class DetailFetcher {
     w.rows.push(row);
     w.cleared.push(call.sessionId);
   }
+}
+
+/**
+ * Get Call's answer, with the top-level fields it leaves out taken from the list entry: a detail view
+ * without `startedAt` or the call's minutes (a hostile fake) stored NULL there, and billing then
+ * lost those calls' minutes. A field the answer has, even null, is the answer's.
+ */
+function withListedFields(listed: ApiCall, got: ApiCall): ApiCall {
+  const out: Record<string, unknown> = { ...got };
+  for (const [k, v] of Object.entries(listed)) if (out[k] === undefined) out[k] = v;
+  return out as ApiCall;
 }

@@ -103,3 +103,25 @@ describe('Get Call answers are checked before they are believed', () => {
     }
   });
 });
+
+describe('Get Call answers that leave out what the list entry showed', () => {
+  it('a detail view without startedAt and the call-level minutes: the list entry fills them, so billing sees every call, ok', async () => {
+    const omitted = ['startedAt', 'totalAudioMinutes', 'totalVideoMinutes', 'totalDurationInMinutes'];
+    const service = await FakeCallsService.start({ seed: 57, calls: 120, ongoing: 0, getOmits: omitted });
+    try {
+      const database = join(tmp.dir, 'sparse-get.db');
+      const r = (await syncWith(settingsAt(service.baseUrls('app1'), database, SETTINGS))).results[0]!;
+      expect(r.status, r.error).toBe('ok');
+      const rows = await withStore(database, ({ db }) => db.selectFrom('calls').select(['session_id', 'started_at', 'total_audio_minutes', 'total_video_minutes', 'details_source']).execute());
+      const byId = new Map(rows.map((x) => [x.session_id, x]));
+      const wrong = service.calls.filter((c) => {
+        const s = byId.get(c.sessionId);
+        return !s || s.details_source !== 'detail' || s.started_at !== (c.startedAt ?? null) || s.total_audio_minutes !== (c.totalAudioMinutes ?? null) || s.total_video_minutes !== (c.totalVideoMinutes ?? null);
+      });
+      expect(service.calls.filter((c) => c.startedAt !== undefined).length).toBeGreaterThan(50);
+      expect(wrong.map((c) => c.sessionId)).toEqual([]);
+    } finally {
+      await service.close();
+    }
+  });
+});

@@ -69,6 +69,8 @@ export interface FakeOptions {
     /** Every request answers a bare 404 (an HTML page, no service code). */
     bare404?: boolean;
   };
+  /** Get Call answers without these top-level fields (a detail view that leaves out what the list shows). */
+  getOmits?: string[];
   /** Every this-many-th ended call with two or more participants is listed twice on its page: first a stale copy (its first participant only, ended 20 s earlier), then as it is. */
   staleCopyFirst?: number;
   /** Every this-many-th call's List Calls entry writes `status` as a number (Get Call writes it as text): the entry does not parse. */
@@ -292,7 +294,9 @@ export class FakeCallsService {
         delete older.recordings;
         return json(200, { data: { ...older, hasRecording: false } });
       }
-      return json(200, { data: this.#getExample ? { ...this.#getExample, ...this.wire(c) } : this.wire(c) });
+      const answer = this.#getExample ? { ...this.#getExample, ...this.wire(c) } : this.wire(c);
+      for (const k of this.opts.getOmits ?? []) delete answer[k];
+      return json(200, { data: answer });
     }
     const members = /\/v3\/groups\/([^/]+)\/members$/.exec(path);
     if (members) {
