@@ -258,6 +258,10 @@ export const UsageStatsSchema = z.looseObject({
       recorded_minutes: looseNumber.optional().nullable(),
       active_users: looseNumber.optional().nullable(),
       concurrent_users: looseNumber.optional().nullable(),
+      // Not documented; read rather than taken as zero usage (a hostile fake: an export said 0 minutes).
+      audioMinutes: looseNumber.optional().nullable(),
+      videoMinutes: looseNumber.optional().nullable(),
+      recordedMinutes: looseNumber.optional().nullable(),
     }),
     time_range: z.looseObject({ fromDate: looseNumber.optional(), toDate: looseNumber.optional() }).optional(),
   }),

@@ -43,8 +43,16 @@ export async function fetchUsage(deps: { dispatcher: Dispatcher; clock: Clock },
     try {
       const stats = await new ChatApi(http, app.chatBaseUrl).usageStats(period.start, period.end, settings.usageTimestampUnit);
       const m = stats.data.metrics;
-      usage.set(`${app.appId}/${app.region}`, { audioMinutes: m.audio_minutes ?? 0, videoMinutes: m.video_minutes ?? 0, recordedMinutes: m.recorded_minutes ?? 0 });
+      const audio = m.audio_minutes ?? m.audioMinutes;
+      const video = m.video_minutes ?? m.videoMinutes;
+      // An answer without the minutes is no figure: taken as 0, the export said the app used nothing.
+      if ((audio === undefined || audio === null) && (video === undefined || video === null)) {
+        failures.push(`app ${app.appId} (${app.region}): the Usage Metrics answer carries no audio_minutes or video_minutes (metrics: ${Object.keys(m).slice(0, 8).join(', ') || 'none'}); usage not taken`);
+        continue;
+      }
+      usage.set(`${app.appId}/${app.region}`, { audioMinutes: audio ?? 0, videoMinutes: video ?? 0, recordedMinutes: m.recorded_minutes ?? m.recordedMinutes ?? 0 });
       const echoed = stats.data.time_range;
+      if (!echoed) warnings.push(`app ${app.appId} (${app.region}): the service did not echo the range it read, so its figures cannot be tied to ${period.start}–${period.end}; if they look off, check usageTimestampUnit`);
       // The service echoes its range (in ms in the published example): a different range means it
       // read our timestamps in another unit, and its figures are for another period.
       const toSec = (v: number | undefined): number | undefined => (v === undefined ? undefined : v > 1e11 ? Math.round(v / 1000) : v);

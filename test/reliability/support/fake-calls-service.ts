@@ -69,6 +69,8 @@ export interface FakeOptions {
     /** Every request answers a bare 404 (an HTML page, no service code). */
     bare404?: boolean;
   };
+  /** The body Usage Metrics (`GET …/stats`) answers with. */
+  usage?: Wire;
   /** Get Call answers without these top-level fields (a detail view that leaves out what the list shows). */
   getOmits?: string[];
   /** Every this-many-th ended call with two or more participants is listed twice on its page: first a stale copy (its first participant only, ended 20 s earlier), then as it is. */
@@ -298,6 +300,7 @@ export class FakeCallsService {
       for (const k of this.opts.getOmits ?? []) delete answer[k];
       return json(200, { data: answer });
     }
+    if (path.endsWith('/v3/stats') && this.opts.usage) return json(200, this.opts.usage);
     const members = /\/v3\/groups\/([^/]+)\/members$/.exec(path);
     if (members) {
       const guid = decodeURIComponent(members[1]!);
