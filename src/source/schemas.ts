@@ -120,6 +120,8 @@ export const ApiTranscriptionSchema = z.looseObject({
   transcriptUrl: text.optional().nullable().catch(null),
 });
 
+type ApiTranscriptionShape = z.infer<typeof ApiTranscriptionSchema>;
+
 export const ApiCallSchema = z.looseObject({
   sessionId: text.min(1).max(MAX_SESSION_ID_LENGTH, `longer than ${MAX_SESSION_ID_LENGTH} characters`),
   // A call without type or status keeps its minutes: stored with NULL and flagged (issue 12).
@@ -149,7 +151,14 @@ export const ApiCallSchema = z.looseObject({
   recordings: z.array(ApiRecordingSchema).optional().nullable(),
   recordingUrl: text.optional().nullable(),
   hasTranscription: looseBoolean.optional().nullable(),
-  transcriptions: z.array(ApiTranscriptionSchema).optional().nullable().catch(null),
+  // An element that is not a transcription (null, a number) is dropped alone: a `null` in the array
+  // cost every transcription of the call (a hostile fake: 0 of 46 stored).
+  transcriptions: z
+    .array(ApiTranscriptionSchema.nullable().catch(null))
+    .transform((list) => list.filter((t): t is ApiTranscriptionShape => t !== null))
+    .optional()
+    .nullable()
+    .catch(null),
   metaData: z.unknown().optional(),
   tags: z.unknown().optional(),
 }).refine(...notTooDeep);

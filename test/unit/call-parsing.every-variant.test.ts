@@ -75,6 +75,11 @@ describe('call parsing accepts every documented variant', () => {
     expect(single.call.has_recording).toBe(1);
   });
 
+  it('drops only the elements of transcriptions that are not transcriptions (a null cost every one of them)', () => {
+    const rows = rowsOf({ ...published.data, hasTranscription: true, transcriptions: [null, { tid: 't1', transcriptUrl: 'https://x/t1' }, 42, { tid: 't2' }] });
+    expect(rows.transcriptions.map((t) => t.tid)).toEqual(['t1', 't2']);
+  });
+
   it('keeps unknown fields in raw_json', () => {
     const raw = { ...published.data, x_extra: { a: { b: { c: [1, 2] } } } };
     expect(JSON.parse(rowsOf(raw).payload.raw_json).x_extra).toEqual({ a: { b: { c: [1, 2] } } });
