@@ -56,10 +56,25 @@ export const looseNumber = z
 export const unixSeconds = looseNumber.transform((n) => Math.round(Math.abs(n) > 1e11 ? n / 1000 : n));
 
 /**
- * A call's time: absent, 0 or negative means the call never got there (a call that was never
+ * An ISO 8601 date-time text, as unix seconds. Not documented for calls (10-digit unix seconds are);
+ * a service that sends it for some calls had those calls kept aside for good (a hostile fake).
+ */
+const isoTime = text
+  .regex(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}/, 'not a time')
+  .transform((t) => Date.parse(t))
+  .refine(Number.isFinite, 'not a time')
+  .transform((ms) => Math.round(ms / 1000));
+
+/** Unix seconds or ms, a numeric string, or an ISO 8601 time. */
+const anyTimestamp = z.union([unixSeconds, isoTime], { error: 'not a finite number, a string holding one, nor an ISO 8601 time' });
+
+/**
+ * A call's time: absent, empty, 0 or negative means the call never got there (a call that was never
  * answered has no start), stored as NULL and never as 1970-01-01.
  */
-export const callTimestamp = unixSeconds.transform((n) => (n > 0 ? n : null));
+export const callTimestamp = z
+  .union([anyTimestamp, z.literal('').transform(() => 0)], { error: 'not a finite number, a string holding one, nor an ISO 8601 time' })
+  .transform((n) => (n > 0 ? n : null));
 
 export const looseBoolean = z.union([
   z.boolean(),
@@ -76,18 +91,19 @@ const entityRef = z.union([
 
 export const ApiParticipantSchema = z.looseObject({
   // A participant without uid keeps its minutes: stored with uid '' and flagged (issue 12).
-  uid: text.optional().nullable(),
-  totalAudioMinutes: looseNumber.optional(),
-  totalVideoMinutes: looseNumber.optional(),
-  totalDurationInMinutes: looseNumber.optional(),
+  // A number is taken as its text; null minutes as unknown (as at call level), not as a bad record.
+  uid: z.union([text, z.number().transform(String)]).optional().nullable(),
+  totalAudioMinutes: looseNumber.optional().nullable(),
+  totalVideoMinutes: looseNumber.optional().nullable(),
+  totalDurationInMinutes: looseNumber.optional().nullable(),
   // Current examples put the participant's minutes here as a number; tolerate a timer string too.
   totalDuration: z.union([looseNumber, text]).optional(),
   deviceId: z.union([text, z.number()]).optional().nullable(),
   deviceID: z.union([text, z.number()]).optional().nullable(),
   isJoined: looseBoolean.optional(),
   hasJoined: looseBoolean.optional(),
-  joinedAt: unixSeconds.optional().nullable(),
-  leftAt: unixSeconds.optional().nullable(),
+  joinedAt: anyTimestamp.optional().nullable(),
+  leftAt: anyTimestamp.optional().nullable(),
   state: text.optional(),
 });
 

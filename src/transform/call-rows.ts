@@ -80,7 +80,7 @@ function deviceIdOf(p: ApiParticipant): string {
 
 /** Participant minutes: `totalDurationInMinutes` (overview, legacy) or `totalDuration` (current examples). */
 export function participantTotalMinutes(p: ApiParticipant): number | null {
-  if (p.totalDurationInMinutes !== undefined) return p.totalDurationInMinutes;
+  if (p.totalDurationInMinutes !== undefined && p.totalDurationInMinutes !== null) return p.totalDurationInMinutes;
   if (typeof p.totalDuration === 'number') return p.totalDuration;
   if (typeof p.totalDuration === 'string') {
     const s = parseTimer(p.totalDuration);

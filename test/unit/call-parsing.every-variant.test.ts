@@ -80,6 +80,20 @@ describe('call parsing accepts every documented variant', () => {
     expect(rows.transcriptions.map((t) => t.tid)).toEqual(['t1', 't2']);
   });
 
+  it('reads times written as ISO 8601 text or left empty, participant uids written as numbers and participant minutes written as null (each kept a call out of calls)', () => {
+    const p0 = (published.data.participants as Record<string, unknown>[])[0]!;
+    const iso = (t: number): string => new Date(t * 1000).toISOString();
+    const started = published.data.startedAt as number;
+    const ended = published.data.endedAt as number;
+    const rows = rowsOf({ ...published.data, startedAt: iso(started), endedAt: iso(ended), participants: [{ ...p0, uid: 12345, totalVideoMinutes: null, joinedAt: iso(started), leftAt: iso(ended) }] });
+    expect(rows.call).toMatchObject({ started_at: started, ended_at: ended });
+    expect(rows.participants[0]).toMatchObject({ uid: '12345', total_video_minutes: null, joined_at: started, left_at: ended });
+    const unstarted = rowsOf({ ...published.data, status: 'unanswered', startedAt: '', endedAt: '' });
+    expect(unstarted.call).toMatchObject({ started_at: null, ended_at: null });
+    const bad = parseCall({ ...published.data, startedAt: 'yesterday' }, 'k');
+    expect(bad.ok ? '' : bad.reason).toMatch(/^startedAt: not a finite number, a string holding one, nor an ISO 8601 time/);
+  });
+
   it('keeps unknown fields in raw_json', () => {
     const raw = { ...published.data, x_extra: { a: { b: { c: [1, 2] } } } };
     expect(JSON.parse(rowsOf(raw).payload.raw_json).x_extra).toEqual({ a: { b: { c: [1, 2] } } });
