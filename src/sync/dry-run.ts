@@ -102,6 +102,7 @@ async function dryRunApp(deps: SyncDeps, settings: Settings, app: AppSettings, o
     const asked = new Set<string>();
     const listedLive = new Set<string>();
     const groups = new Set<string>();
+    let readable = 0;
     // As the sync plans: the media audit's Gets (and, once entries are known to leave media out,
     // every entry with media fetched), and recent not-found calls asked again.
     const audit = settings.detailFetch === 'auto' ? new ListAudit(await getSetting(db, omitsMediaSetting(app.appId, app.region))) : undefined;
@@ -112,6 +113,7 @@ async function dryRunApp(deps: SyncDeps, settings: Settings, app: AppSettings, o
       r.pages++;
       const parsed = parseListPage(page.entries, page.page);
       r.invalid += parsed.invalid.length;
+      readable += parsed.valid.length;
       const stored: ReadonlyMap<string, StoredCallState> = anyStored ? await loadCallStates(db, app.appId, parsed.valid.map((v) => v.call.sessionId)) : new Map();
       const plan = planPage(parsed.valid, {
         appId: app.appId, region: app.region, now: unixSeconds(clock), detailFetch: settings.detailFetch,
@@ -146,6 +148,10 @@ async function dryRunApp(deps: SyncDeps, settings: Settings, app: AppSettings, o
     } else if (!outcome.complete) {
       r.status = 'incomplete';
       r.listingNote = `${outcome.problem ?? 'the listing could not be proved complete'}: a sync would end partial and keep the watermark`;
+    }
+    if (readable === 0 && r.invalid > 0 && r.status === 'ok') {
+      r.status = 'incomplete';
+      r.listingNote = `none of the ${r.invalid} entries List Calls showed could be read: a sync would keep them aside and end partial`;
     }
     if (!backfill) {
       const now = unixSeconds(clock);

@@ -181,6 +181,9 @@ export async function syncApp(deps: SyncDeps, settings: Settings, app: AppSettin
     };
 
     /** Reads one listing to its end (or the window's), writing as it goes; every page is written before it returns. */
+    /** How many entries the listings showed parsed, and the first that did not (see below). */
+    let readable = 0;
+    let unread: { key: string; reason: string } | undefined;
     const consume = async (listingRun: CallListing): Promise<ListingOutcome> => {
       const inFlight: { calls: number; done: Promise<void> }[] = [];
       let inFlightCalls = 0;
@@ -192,6 +195,8 @@ export async function syncApp(deps: SyncDeps, settings: Settings, app: AppSettin
           listedTotal = page.pagination?.total ?? listedTotal;
           const parsed = parseListPage(page.entries, page.page);
           const rejects = parsed.invalid.map((e) => fetcher.rejected('list_calls', e.key, e.reason, e.raw));
+          readable += parsed.valid.length;
+          unread ??= parsed.invalid[0];
           for (const v of parsed.valid) watermark.see(v.call);
           const window = backfill ? { since: opts.since, until: opts.until } : undefined;
           const ids = parsed.valid.map((v) => v.call.sessionId);
@@ -255,6 +260,11 @@ export async function syncApp(deps: SyncDeps, settings: Settings, app: AppSettin
       listingProblem = listing.problem ?? 'the listing could not be proved complete';
     }
     if (opts.signal?.aborted) throw stopped();
+    // Not one entry could be read: not bad records but a format callsync does not read (a hostile
+    // fake spelling session_id: 0 of 120 calls stored, the listing proved, ok).
+    if (!fetcher.fatal && readable === 0 && unread && r.callsWritten === 0) {
+      listingProblem ??= `none of the ${listing.distinct} entries List Calls showed could be read (first: ${unread.key.slice(0, 80)}: ${unread.reason.slice(0, 200)}); they are kept aside in rejected_records`;
+    }
 
     if (audit?.foundNow) {
       await saveSetting(db, omitsMediaSetting(app.appId, app.region), audit.foundNow);

@@ -57,3 +57,27 @@ describe('list entries that do not parse but name their call', () => {
     });
   }
 });
+
+describe('a listing none of whose entries can be read', () => {
+  it('every entry spells session_id: partial, one line saying none could be read, the watermark not moved', async () => {
+    const service = await FakeCallsService.start({ seed: 62, calls: 120, ongoing: 0, snakeSessionId: true });
+    try {
+      const database = join(tmp.dir, 'snake.db');
+      const r = (await syncWith(settingsAt(service.baseUrls('app1'), database, { ...SETTINGS, detailFetch: 'auto' }))).results[0]!;
+      expect(r.status).toBe('partial');
+      expect(r.error).toMatch(/^[^\n]+$/);
+      expect(r.error).toMatch(/none of the 120 entries List Calls showed could be read \(first: list:page\d+#0: sessionId: .*\); they are kept aside in rejected_records/);
+      const state = await withStore(database, ({ db }) => db.selectFrom('sync_state').selectAll().execute());
+      expect(state).toEqual([]);
+      // A dry run says so too.
+      const config = join(tmp.dir, 'snake.json');
+      writeFileSync(config, JSON.stringify({ database, ...SETTINGS, apps: [{ appId: 'app1', region: 'us', apiKeyEnv: KEY_ENV, requestsPerMinute: 100_000, ...service.baseUrls('app1') }] }));
+      const dry = await runCli(['sync', '--dry-run', '--json', '--config', config], { [KEY_ENV]: TEST_KEY });
+      expect(dry.code).toBe(1);
+      expect(JSON.parse(dry.stdout.trim())).toMatchObject({ status: 'incomplete', listingNote: expect.stringMatching(/^none of the \d+ entries List Calls showed could be read/) });
+    } finally {
+      await service.close();
+    }
+  });
+});
+

@@ -69,6 +69,8 @@ export interface FakeOptions {
     /** Every request answers a bare 404 (an HTML page, no service code). */
     bare404?: boolean;
   };
+  /** List Calls entries spell their id `session_id` (no `sessionId`). */
+  snakeSessionId?: boolean;
   /** The body Usage Metrics (`GET …/stats`) answers with. */
   usage?: Wire;
   /** Get Call answers without these top-level fields (a detail view that leaves out what the list shows). */
@@ -368,7 +370,12 @@ export class FakeCallsService {
       });
     }
     const every = o.unreadableInList;
-    const data = rows.map((c) => (c === MALFORMED ? c : every && this.calls.indexOf(c as FakeCall) % every === 0 ? { ...this.wire(c as FakeCall, true), status: 3 } : this.wire(c as FakeCall, true)));
+    const snake = (w: Wire): Wire => {
+      if (!o.snakeSessionId) return w;
+      const { sessionId, ...rest } = w;
+      return { session_id: sessionId, ...rest };
+    };
+    const data = rows.map((c) => (c === MALFORMED ? c : every && this.calls.indexOf(c as FakeCall) % every === 0 ? { ...this.wire(c as FakeCall, true), status: 3 } : snake(this.wire(c as FakeCall, true))));
     if (o.meta === 'none') return { data };
     const pagination: Wire = { count: data.length };
     const t = o.total ?? 'real';
