@@ -93,19 +93,13 @@ export function participantTotalMinutes(p: ApiParticipant): number | null {
 }
 
 function recordingRows(call: ApiCall, appId: string): NewRecordingRow[] {
-  const list: ApiRecording[] = call.recordings ?? [];
   const byRid = new Map<string, NewRecordingRow>();
-  list.forEach((r, i) => {
+  (call.recordings ?? []).forEach((r, i) => {
     const rid = r.rid != null && String(r.rid) !== '' ? String(r.rid) : `${call.sessionId}:${i}`;
-    byRid.set(rid, {
-      app_id: appId,
-      session_id: call.sessionId,
-      rid,
-      duration_minutes: r.duration ?? null,
-      start_time: r.startTime ?? null,
-      end_time: r.endTime ?? null,
-      recording_url: r.recording_url ?? null,
-    });
+    keepOnce(byRid, rid, (key) => ({
+      app_id: appId, session_id: call.sessionId, rid: key, duration_minutes: r.duration ?? null,
+      start_time: r.startTime ?? null, end_time: r.endTime ?? null, recording_url: r.recording_url ?? null,
+    }));
   });
   if (byRid.size === 0 && call.recordingUrl) {
     // One SDK page has a single recordingUrl on the call instead of the recordings array.
@@ -119,13 +113,37 @@ function transcriptionRows(call: ApiCall, appId: string): NewTranscriptionRow[] 
   const byTid = new Map<string, NewTranscriptionRow>();
   (call.transcriptions ?? []).forEach((t, i) => {
     const tid = t.tid != null && String(t.tid) !== '' ? String(t.tid) : `${call.sessionId}:${i}`;
-    byTid.set(tid, {
-      app_id: appId, session_id: call.sessionId, tid, mid: t.mid ?? null, room_name: t.roomName ?? null,
+    keepOnce(byTid, tid, (key) => ({
+      app_id: appId, session_id: call.sessionId, tid: key, mid: t.mid ?? null, room_name: t.roomName ?? null,
       start_time: t.startTime ?? null, end_time: t.endTime ?? null, transcript_date: t.transcriptDate ?? null, transcript_url: t.transcriptUrl ?? null,
-    });
+    }));
   });
   return [...byTid.values()];
 }
+
+/**
+ * Adds the row `make(id)` under `id`: the same recording (or transcription) listed twice is kept
+ * once, but a different one under an id already taken (parts of a recording sharing its rid) is
+ * kept too, as `id#2`, `id#3`…: keyed by id alone, the second replaced the first (a hostile fake:
+ * 23 of 46 recordings, half their minutes, lost, ok).
+ */
+function keepOnce<R extends object>(rows: Map<string, R>, id: string, make: (key: string) => R): void {
+  const content = JSON.stringify(make(''));
+  for (let n = 1; ; n++) {
+    const key = n === 1 ? id : `${id}#${n}`;
+    const taken = rows.get(key);
+    if (taken === undefined) {
+      const row = make(key);
+      contentOf.set(row, content);
+      rows.set(key, row);
+      return;
+    }
+    if (contentOf.get(taken) === content) return;
+  }
+}
+
+/** A kept row's content without its id (keepOnce compares by it). */
+const contentOf = new WeakMap<object, string>();
 
 /** Free-form JSON the service sends (metaData, tags), kept as text; NULL when absent. */
 function jsonText(v: unknown): string | null {

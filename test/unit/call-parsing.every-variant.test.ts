@@ -94,6 +94,13 @@ describe('call parsing accepts every documented variant', () => {
     expect(bad.ok ? '' : bad.reason).toMatch(/^startedAt: not a finite number, a string holding one, nor an ISO 8601 time/);
   });
 
+  it('keeps recordings and transcriptions that share an id but differ (parts), and one of each listed twice alike', () => {
+    const part = (url: string, from: number) => ({ rid: 'r1', recording_url: url, startTime: from, endTime: from + 30, duration: 0.5 });
+    const rows = rowsOf({ ...published.data, hasRecording: true, recordings: [part('https://x/a', 1), part('https://x/b', 31), part('https://x/a', 1)], transcriptions: [{ tid: 't', transcriptUrl: 'a' }, { tid: 't', transcriptUrl: 'b' }] });
+    expect(rows.recordings.map((r) => [r.rid, r.recording_url])).toEqual([['r1', 'https://x/a'], ['r1#2', 'https://x/b']]);
+    expect(rows.transcriptions.map((t) => [t.tid, t.transcript_url])).toEqual([['t', 'a'], ['t#2', 'b']]);
+  });
+
   it('keeps unknown fields in raw_json', () => {
     const raw = { ...published.data, x_extra: { a: { b: { c: [1, 2] } } } };
     expect(JSON.parse(rowsOf(raw).payload.raw_json).x_extra).toEqual({ a: { b: { c: [1, 2] } } });
