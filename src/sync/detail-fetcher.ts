@@ -189,7 +189,13 @@ export class DetailFetcher {
  * lost those calls' minutes. A field the answer has, even null, is the answer's.
  */
 function withListedFields(listed: ApiCall, got: ApiCall): ApiCall {
-  const out: Record<string, unknown> = { ...got };
-  for (const [k, v] of Object.entries(listed)) if (out[k] === undefined) out[k] = v;
-  return out as ApiCall;
+  const have = got as Record<string, unknown>;
+  const had = listed as Record<string, unknown>;
+  let out: Record<string, unknown> | undefined;
+  // Nearly every answer has every field its entry has: then it is returned as it is (no copy per call).
+  for (const k in had) {
+    // "__proto__" as data (JSON.parse makes it an own key) would set the copy's prototype here.
+    if (k !== '__proto__' && have[k] === undefined && had[k] !== undefined) (out ??= { ...have })[k] = had[k];
+  }
+  return (out ?? got) as ApiCall;
 }
