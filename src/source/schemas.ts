@@ -61,7 +61,8 @@ export const unixSeconds = looseNumber.transform((n) => Math.round(Math.abs(n) >
  */
 const isoTime = text
   .regex(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}/, 'not a time')
-  .transform((t) => Date.parse(t))
+  // Without an offset, UTC (Date.parse would take the machine's zone).
+  .transform((t) => Date.parse(/(Z|[+-]\d{2}:?\d{2})$/i.test(t) ? t : `${t}Z`))
   .refine(Number.isFinite, 'not a time')
   .transform((ms) => Math.round(ms / 1000));
 
