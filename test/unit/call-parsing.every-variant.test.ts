@@ -88,8 +88,15 @@ describe('call parsing accepts every documented variant', () => {
     const rows = rowsOf({ ...published.data, startedAt: iso(started), endedAt: iso(ended), participants: [{ ...p0, uid: 12345, totalVideoMinutes: null, joinedAt: iso(started), leftAt: iso(ended) }] });
     expect(rows.call).toMatchObject({ started_at: started, ended_at: ended });
     expect(rows.participants[0]).toMatchObject({ uid: '12345', total_video_minutes: null, joined_at: started, left_at: ended });
-    // Without an offset, UTC whatever the machine's zone; with one, that offset.
-    expect(rowsOf({ ...published.data, startedAt: iso(started).slice(0, 19) }).call.started_at).toBe(started);
+    // Without an offset, UTC whatever the machine's zone (Node reads TZ again when it is set); with one, that offset.
+    const zone = process.env.TZ;
+    process.env.TZ = 'America/New_York';
+    try {
+      expect(rowsOf({ ...published.data, startedAt: iso(started).slice(0, 19) }).call.started_at).toBe(started);
+    } finally {
+      if (zone === undefined) delete process.env.TZ;
+      else process.env.TZ = zone;
+    }
     expect(rowsOf({ ...published.data, startedAt: iso(started).replace(/\.\d{3}Z$/, '+02:00') }).call.started_at).toBe(started - 7200);
     const unstarted = rowsOf({ ...published.data, status: 'unanswered', startedAt: '', endedAt: '' });
     expect(unstarted.call).toMatchObject({ started_at: null, ended_at: null });
