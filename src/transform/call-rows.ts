@@ -1,5 +1,5 @@
 import { hash } from 'node:crypto';
-import { describeZodError, ApiCallSchema, type ApiCall, type ApiParticipant, type ApiRecording } from '../source/schemas.js';
+import { describeZodError, ApiCallSchema, type ApiCall, type ApiParticipant } from '../source/schemas.js';
 import { fastParseCall } from '../source/call-fastpath.js';
 import type { CallRows, NewCallRow, NewParticipantRow, NewRecordingRow, NewTranscriptionRow } from '../store/schema.js';
 import { isFinalCall } from './call-status.js';
