@@ -14,7 +14,7 @@ export async function saveTolerance(db: Kysely<Database> | Transaction<Database>
 }
 
 /** A `callsync_settings` value, or undefined when the key is not set. */
-export async function getSetting(db: Kysely<Database>, key: string): Promise<string | undefined> {
+export async function getSetting(db: Kysely<Database> | Transaction<Database>, key: string): Promise<string | undefined> {
   const row = await db.selectFrom('callsync_settings').select('value').where('key', '=', key).executeTakeFirst();
   return row?.value ?? undefined;
 }
