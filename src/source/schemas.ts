@@ -66,15 +66,17 @@ const isoTime = text
   .refine(Number.isFinite, 'not a time')
   .transform((ms) => Math.round(ms / 1000));
 
+const NOT_A_TIME = 'not a finite number, a string holding one, nor an ISO 8601 time';
+
 /** Unix seconds or ms, a numeric string, or an ISO 8601 time. */
-const anyTimestamp = z.union([unixSeconds, isoTime], { error: 'not a finite number, a string holding one, nor an ISO 8601 time' });
+const anyTimestamp = z.union([unixSeconds, isoTime], { error: NOT_A_TIME });
 
 /**
  * A call's time: absent, empty, 0 or negative means the call never got there (a call that was never
  * answered has no start), stored as NULL and never as 1970-01-01.
  */
 export const callTimestamp = z
-  .union([anyTimestamp, z.literal('').transform(() => 0)], { error: 'not a finite number, a string holding one, nor an ISO 8601 time' })
+  .union([anyTimestamp, z.literal('').transform(() => 0)], { error: NOT_A_TIME })
   .transform((n) => (n > 0 ? n : null));
 
 export const looseBoolean = z.union([

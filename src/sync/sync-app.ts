@@ -180,10 +180,10 @@ export async function syncApp(deps: SyncDeps, settings: Settings, app: AppSettin
       if (w.rows.length || w.notFoundIds.length || w.rejects.length || w.retries.length || w.cleared.length) writer.add(w);
     };
 
-    /** Reads one listing to its end (or the window's), writing as it goes; every page is written before it returns. */
     /** How many entries the listings showed parsed, and the first that did not (see below). */
     let readable = 0;
     let unread: { key: string; reason: string } | undefined;
+    /** Reads one listing to its end (or the window's), writing as it goes; every page is written before it returns. */
     const consume = async (listingRun: CallListing): Promise<ListingOutcome> => {
       const inFlight: { calls: number; done: Promise<void> }[] = [];
       let inFlightCalls = 0;
