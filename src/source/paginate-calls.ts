@@ -127,23 +127,24 @@ export class CallListing {
       pass = yield* this.#pass(false);
       // An ordered listing's second pass must show no call moved up either (see #movedUp).
       if (!pass.stoppedEarly && this.#order.sortedBy && !this.#order.tiedAcrossPages) moved = yield* this.#movedUp();
-    } else if (relist && pass.pages > 1 && ((pass.shortfall === undefined && (!this.#order.sortedBy || this.#order.tiedAcrossPages)) || (moved = yield* this.#movedUp()) > 0)) {
-      // No total to count against, and no order to page by or calls of equal times split across a
-      // page boundary (ties an ORDER BY leaves undecided may split differently on each request: 10
-      // of 300 lost, found by a hostile fake); or calls moved up onto the first page while it was
-      // read: only a second pass can tell a listing that lost nothing from one that did.
+    } else if (
+      pass.pages > 1 && this.opts.relistOnShortfall !== false &&
+      (pass.stoppedEarly
+        ? this.#order.tiedAcrossPages
+        : (pass.shortfall === undefined && (!this.#order.sortedBy || this.#order.tiedAcrossPages)) || (moved = yield* this.#movedUp()) > 0)
+    ) {
+      // Only a second pass can tell a listing that lost nothing from one that did: with no total to
+      // count against, and no order to page by or calls of equal times split across a page boundary
+      // (ties an ORDER BY leaves undecided may split differently on each request: 10 of 300 lost,
+      // found by a hostile fake); in a window (incremental, backfill), which has no count of its own,
+      // with such ties (a backfill lost 10 of 201, ok); or after calls moved up onto the first page
+      // while it was read. The second pass must add no call older than what the first saw.
       relisted = true;
       pass = yield* this.#pass(false);
       // After calls moved, the second pass stands on its own: proved as the first would have been,
       // and clean only if its first page, read again, shows no call moved up either.
       if (moved > 0) moved = yield* this.#movedUp();
       else unstable = this.#missed || undefined;
-    } else if (pass.stoppedEarly && pass.pages > 1 && this.#order.tiedAcrossPages && this.opts.relistOnShortfall !== false) {
-      // A window (incremental, backfill) has no count of its own, and ties split across pages may split
-      // differently on each request (a backfill lost 10 of 201, ok): read again, it must add no older call.
-      relisted = true;
-      pass = yield* this.#pass(false);
-      unstable = this.#missed || undefined;
     }
     const shortfall = pass.stoppedEarly ? undefined : pass.end.shortfall(this.#distinct.count);
     const sorted = this.#order.sortedBy;
