@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { delimiter, dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Simulator } from '../../src/simulator/index.js';
@@ -30,6 +30,17 @@ describe('the callsync CLI as a subprocess', () => {
     const again = await runCli(['sync', '--config', cfg], { [KEY_ENV]: TEST_KEY });
     expect(again.code).toBe(0);
     expect(again.stdout).toMatch(/ok \[incremental\].* 0 needed Get Call/);
+  });
+
+  it('--version and -V print the package version alone, exit 0; with a command named, too; --help still lists every command', async () => {
+    const { version } = JSON.parse(readFileSync(join(REPO, 'package.json'), 'utf8')) as { version: string };
+    for (const args of [['--version'], ['-V'], ['sync', '--version'], ['--log-format', 'json', '--version']]) {
+      const res = await runCli(args);
+      expect({ args, code: res.code, stdout: res.stdout, stderr: res.stderr }).toEqual({ args, code: 0, stdout: `callsync ${version}\n`, stderr: '' });
+    }
+    const help = await runCli(['--help']);
+    expect(help.code).toBe(0);
+    for (const command of ['sync', 'reconcile', 'export', 'query', 'report', 'verify', 'demo']) expect(help.stdout).toMatch(new RegExp(`^  ${command}\\b`, 'm'));
   });
 
   it('runs through the bin as npm links it: bin/callsync.js executed itself, with the Node found on PATH', async () => {
