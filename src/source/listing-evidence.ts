@@ -237,10 +237,11 @@ export class ListingEnd {
   #lastCount: number | undefined;
   #smallestFollowed = Number.POSITIVE_INFINITY;
 
-  /** `what`: the listing as messages name it. */
+  /** `what`: the listing as messages name it; `noun`: what its entries are. */
   constructor(
     private readonly requestedSize: number,
     private readonly what = 'List Calls',
+    private readonly noun = 'calls',
   ) {}
 
   /** The smallest `total` reported in this listing (totals grow as calls arrive and fall as they go). */
@@ -323,7 +324,7 @@ export class ListingEnd {
     // A page shorter than others that more pages followed: a server that hides rows after paging
     // them (offsets still step by perPage) serves exactly that, and nothing else can show it
     // without a total (69 of 500 lost while ok, found by a hostile fake).
-    if (this.#smallestFollowed < this.#largest) return `${this.what} served a page of ${this.#smallestFollowed} calls before pages of ${this.#largest} and reports no total (rows hidden after paging cannot be ruled out)`;
+    if (this.#smallestFollowed < this.#largest) return `${this.what} served a page of ${this.#smallestFollowed} ${this.noun} before pages of ${this.#largest} and reports no total (rows hidden after paging cannot be ruled out)`;
     const reported = this.#lastTotalPages;
     if (reported === undefined || this.#pagesReached >= reported) return undefined;
     return `${this.what} reported ${reported} pages and no total, but its pages ended after ${this.#pagesReached}`;

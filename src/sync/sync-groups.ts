@@ -62,7 +62,12 @@ interface ListedMembers {
   rejects: NewRejectedRow[];
   /** The member count changed between pages (first and last figures), if it did. */
   moved?: string;
+  /** Pages that brought members (1: the group fits on one page, and nothing can move between pages). */
+  pages: number;
 }
+
+/** Readings of one group, at most, until two in a row agree (see stableMembers). */
+const MAX_MEMBER_READINGS = 3;
 
 /**
  * One listing of a group's members (perPage 1000, every page), with the same end-of-listing rules
@@ -72,13 +77,14 @@ interface ListedMembers {
 async function listMembers(deps: { nowSeconds: () => number; runId: string; maxMembers?: number | undefined }, chat: ChatApi, appId: string, guid: string): Promise<ListedMembers | undefined> {
   const members: NewGroupMemberRow[] = [];
   const rejects: NewRejectedRow[] = [];
-  const end = new ListingEnd(MAX_MEMBERS_PER_PAGE, `List Group Members of ${guid}`);
+  const end = new ListingEnd(MAX_MEMBERS_PER_PAGE, `List Group Members of ${guid}`, 'members');
   const seen = new DistinctIds();
   let previous: string[] | undefined;
   let askedAgain = false;
   let complete = false;
   let firstTotal: number | undefined;
   let lastTotal: number | undefined;
+  let pages = 0;
   for (let page = 1; page <= MAX_MEMBER_PAGES; page++) {
     const res = await chat.listGroupMembers(guid, page, MAX_MEMBERS_PER_PAGE);
     if (!res.found) return undefined;
@@ -111,6 +117,7 @@ async function listMembers(deps: { nowSeconds: () => number; runId: string; maxM
       break;
     }
     previous = ids;
+    pages++;
     const now = deps.nowSeconds();
     res.entries.forEach((raw, i) => {
       const parsed = ApiGroupMemberSchema.safeParse(raw);
@@ -132,7 +139,40 @@ async function listMembers(deps: { nowSeconds: () => number; runId: string; maxM
   if (!complete || (short ?? 0) > 0) {
     throw new ListingError(complete ? `the listing reports ${end.minTotal} members but ${seen.count} could be listed` : `the listing did not end within ${MAX_MEMBER_PAGES} pages`);
   }
-  return { members, rejects, ...(firstTotal !== lastTotal ? { moved: `${firstTotal} → ${lastTotal}` } : {}) };
+  // Without a total, as for List Calls: a page shorter than later ones, or fewer pages than
+  // total_pages, is a listing read in part (a page served a row short lost that member, ok).
+  const unproved = end.unproved();
+  if (unproved) throw new ListingError(unproved);
+  return { members, rejects, pages, ...(firstTotal !== lastTotal ? { moved: `${firstTotal} → ${lastTotal}` } : {}) };
+}
+
+function sameMembers(a: ListedMembers, b: ListedMembers): boolean {
+  if (a.members.length !== b.members.length) return false;
+  const uids = new Set(a.members.map((m) => m.uid));
+  return b.members.every((m) => uids.has(m.uid));
+}
+
+/**
+ * A group's members from a listing that can be trusted: one that fits on one page, or two readings
+ * in a row that list the same members with no change in the count. A member who leaves while the
+ * pages are read moves another from a later page onto one already read, unseen; with a member
+ * joining at the same time the count stays level, and without a total there is no count at all
+ * (a hostile fake lost a current member and kept one who had left, ok, both ways). Reading again
+ * costs the group's pages once more, only for groups larger than a page. Undefined when the group
+ * no longer exists; throws when the readings keep changing.
+ */
+async function stableMembers(deps: Parameters<typeof listMembers>[0], chat: ChatApi, appId: string, guid: string): Promise<ListedMembers | undefined> {
+  let before: ListedMembers | undefined;
+  const changes: string[] = [];
+  for (let reading = 1; reading <= MAX_MEMBER_READINGS; reading++) {
+    const listed = await listMembers(deps, chat, appId, guid);
+    if (!listed) return undefined;
+    if (!listed.moved && (listed.pages <= 1 || (before !== undefined && sameMembers(before, listed)))) return listed;
+    if (listed.moved) changes.push(`count ${listed.moved}`);
+    else if (before) changes.push('other members');
+    before = listed;
+  }
+  throw new ListingError(`the members changed while the group was listed, ${MAX_MEMBER_READINGS} readings in a row (${changes.join(', ')}), so members may have moved between pages unseen`);
 }
 
 /**
@@ -151,13 +191,8 @@ export async function syncGroupMembers(
   await Promise.all(
     guids.map((guid) =>
       limit(async () => {
-        let listed = await listMembers(deps, chat, appId, guid);
-        // A member count that changed while the pages were read: a member who left before page 2
-        // moved one from page 2 onto page 1, unseen, while the smallest count still added up (a
-        // hostile fake lost one member a group that way, ok). Read once more; still moving, the
-        // stored members stay and the group is retried on the next run.
-        if (listed?.moved) listed = await listMembers(deps, chat, appId, guid);
-        if (listed?.moved) throw new ListingError(`the member count changed while the group was listed, twice (${listed.moved}), so members may have moved between pages unseen`);
+        // Still changing after MAX_MEMBER_READINGS, the stored members stay and the group is retried on the next run.
+        const listed = await stableMembers(deps, chat, appId, guid);
         if (!listed) {
           await deps.db.transaction().execute((trx) => markGroupNotFound(trx, appId, guid, deps.nowSeconds()));
           result.notFound++;

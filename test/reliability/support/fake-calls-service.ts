@@ -61,11 +61,16 @@ export interface FakeOptions {
   spanHours?: number;
   /** List Group Members: largest page served, the per_page echoed and the total stated. */
   members?: {
-    cap?: number; perPage?: 'real' | 'requested'; total?: 'real' | number;
+    /** `omit`: no total field (total_pages stays, from the real count). */
+    cap?: number; perPage?: 'real' | 'requested'; total?: 'real' | 'omit' | number;
     /** Every page answers the first (a server paging by cursor only). */
     ignorePage?: boolean;
     /** Before page 2 is served, the group's first member leaves, this many times in all. */
     leaveBeforePage2?: number;
+    /** Before page 2 is served, the first member leaves and a new one joins at the end (the count stays level), this many times in all. */
+    churnBeforePage2?: number;
+    /** Page 2 is served one member short, every time (offsets still step by the page size). */
+    page2Short?: boolean;
     /** Every request answers a bare 404 (an HTML page, no service code). */
     bare404?: boolean;
   };
@@ -126,6 +131,8 @@ export class FakeCallsService {
   #malformedAnchor: FakeCall | undefined;
   /** Members who left while their group was listed (members.leaveBeforePage2). */
   #left = 0;
+  /** Members replaced while their group was listed (members.churnBeforePage2). */
+  #churned = 0;
   /** Vendor mode: the published List Calls example (served as is) and Get Call's data. */
   #listExample: string | undefined;
   #getExample: Wire | undefined;
@@ -318,9 +325,18 @@ export class FakeCallsService {
         this.#left++;
         all.shift();
       }
-      const data = all.slice((page - 1) * size, page * size).map((uid) => ({ uid, name: uid, scope: 'participant', joinedAt: 1700000000 }));
-      const total = m.total === undefined || m.total === 'real' ? all.length : m.total;
-      return json(200, { data, meta: { pagination: { total, count: data.length, per_page: m.perPage === 'requested' ? requested : size, current_page: page, total_pages: Math.max(1, Math.ceil(total / size)) } } });
+      if (asked === 2 && (m.churnBeforePage2 ?? 0) > this.#churned) {
+        this.#churned++;
+        all.shift();
+        all.push(`${guid}-joined-${this.#churned}`);
+      }
+      const served = all.slice((page - 1) * size, page * size);
+      if (m.page2Short && page === 2) served.pop();
+      const data = served.map((uid) => ({ uid, name: uid, scope: 'participant', joinedAt: 1700000000 }));
+      const total = m.total === undefined || m.total === 'real' || m.total === 'omit' ? all.length : m.total;
+      const pagination = { total, count: data.length, per_page: m.perPage === 'requested' ? requested : size, current_page: page, total_pages: Math.max(1, Math.ceil(total / size)) };
+      if (m.total === 'omit') delete (pagination as Partial<typeof pagination>).total;
+      return json(200, { data, meta: { pagination } });
     }
     return json(404, { error: { code: 'ERR_NOT_FOUND', message: `no route ${path}` } });
   }
