@@ -7,9 +7,10 @@
  *
  * Why: on these shared two-core machines CPU seconds drift up to 2× within minutes, so a change of a
  * few per cent to the sync cannot be seen in `npm run bench` (±10 % between runs of the same build).
- * An instruction count is the same from run to run (within ~1.5 % here, whatever else the machine
- * does), so a change can be judged by itself. It is not the target (the kernel's side of each
- * request is not counted, nor cache misses), only the way to see which way a change moves it.
+ * The sync's count per call moves ~3 % between runs of the same build (the bare client's, smaller,
+ * up to 9 %: warm-up and collections weigh more in it), so a change of a few per cent to the sync
+ * can be judged over a few runs. It is not the target (the kernel's side of each request is not
+ * counted, nor cache misses), only the way to see which way a change moves it.
  *
  *   npm run bench:instructions [-- --small 2000 --large 6000 --keep]
  *

@@ -130,6 +130,17 @@ export class DistinctIds {
     return this.#size;
   }
 
+  /** Whether `id` was recorded (by its 53-bit hash: a collision can only answer yes). */
+  has(id: string): boolean {
+    const mask = this.#slots.length - 1;
+    const h = hash53(id) || 1;
+    for (let i = (h % 0x100000000) & mask; ; i = (i + 1) & mask) {
+      const v = this.#slots[i]!;
+      if (v === 0) return false;
+      if (v === h) return true;
+    }
+  }
+
   #insert(slots: Float64Array, h: number): boolean {
     const mask = slots.length - 1;
     let i = (h % 0x100000000) & mask;

@@ -1,8 +1,18 @@
+import { CallsyncError } from '../config/errors.js';
+
 /**
- * The one line a listing's outcome gives when it could not prove what it read: each reason in the
- * order CallListing weighs them (a count short, an end not proved, calls moved up, a second pass
- * finding calls the first missed).
+ * The error a listing that cannot be followed throws, and the one line a listing's outcome gives
+ * when it could not prove what it read: each reason in the order CallListing weighs them (a count
+ * short, an end not proved, calls moved up, a second pass finding calls the first missed).
  */
+
+/** The listing misbehaved in a way paging cannot get past (a page that repeats before the end). */
+export class ListingError extends CallsyncError {
+  constructor(message: string, code: 'LISTING_INCONSISTENT' | 'GROUP_TOO_LARGE' = 'LISTING_INCONSISTENT') {
+    super(code, message);
+    this.name = 'ListingError';
+  }
+}
 
 /** What a listing's passes showed, for its one-line problem (see listingProblem). */
 export interface ListingFindings {

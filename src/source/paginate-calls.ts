@@ -1,8 +1,9 @@
 import type { CallsApi, ListCallsPage } from './calls-api.js';
-import { CallsyncError } from '../config/errors.js';
 import { ApiError } from './errors.js';
 import { allOlder, DistinctIds, entryIds, entryTimes, ListingEnd, movedUp, NewestTimes, olderThanWindow, OrderObserver, pageMeta, sameIds, type ListingOrder, type OrderKey } from './listing-evidence.js';
-import { listingProblem } from './listing-problem.js';
+import { ListingError, listingProblem } from './listing-problem.js';
+
+export { ListingError };
 import type { Pagination } from './schemas.js';
 
 export interface CallsPage {
@@ -12,13 +13,6 @@ export interface CallsPage {
   pagination: Pagination | undefined;
 }
 
-/** The listing misbehaved in a way paging cannot get past (a page that repeats before the end). */
-export class ListingError extends CallsyncError {
-  constructor(message: string, code: 'LISTING_INCONSISTENT' | 'GROUP_TOO_LARGE' = 'LISTING_INCONSISTENT') {
-    super(code, message);
-    this.name = 'ListingError';
-  }
-}
 
 export interface ListingOptions {
   /**
@@ -106,6 +100,11 @@ export class CallListing {
     private readonly pageSize: number,
     private readonly opts: ListingOptions = {},
   ) {}
+
+  /** Whether a pass showed `id` (see DistinctIds.has). */
+  listed(id: string): boolean {
+    return this.#distinct.has(id);
+  }
 
   outcome(): ListingOutcome {
     return (

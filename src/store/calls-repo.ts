@@ -309,12 +309,13 @@ function participantRow(callId: number, p: NewParticipantRow): CallParticipantRo
 
 /**
  * Marks calls that Get Call says no longer exist (their figures too); rows that are not stored yet
- * are left to the caller.
+ * are left to the caller. `unlisted`: the calls a complete listing no longer shows; their list
+ * fingerprint goes too, so an entry listed again later is taken as changed and stored again, unmarked.
  */
-export async function markNotFound(trx: Db, appId: string, sessionIds: readonly string[], now: number): Promise<void> {
+export async function markNotFound(trx: Db, appId: string, sessionIds: readonly string[], now: number, unlisted = false): Promise<void> {
   for (let i = 0; i < sessionIds.length; i += MAX_IDS) {
     const part = sessionIds.slice(i, i + MAX_IDS);
-    await trx.updateTable('calls').set({ not_found_at: now, synced_at: now }).where('app_id', '=', appId).where('session_id', 'in', part).execute();
+    await trx.updateTable('calls').set({ not_found_at: now, synced_at: now, ...(unlisted ? { list_fingerprint: null } : {}) }).where('app_id', '=', appId).where('session_id', 'in', part).execute();
     await refreshCallFigures(trx, appId, part);
   }
 }
@@ -358,6 +359,20 @@ export async function countRejectedListedOnly(db: Db, appId: string): Promise<nu
 export const POSITION_KEY_PREFIX = 'list:page';
 
 /** Stored calls (not marked not found) whose time (startedAt, else initiatedAt, else endedAt) is at or after `from`. */
+/** Stored calls of an app and region not marked not found, `limit` at a time from after `afterCallId`, in call_id order. */
+export async function storedCallIdsAfter(db: Db, appId: string, region: string, afterCallId: number, limit: number): Promise<{ call_id: number; session_id: string }[]> {
+  return db
+    .selectFrom('calls')
+    .select(['call_id', 'session_id'])
+    .where('app_id', '=', appId)
+    .where('region', '=', region)
+    .where('not_found_at', 'is', null)
+    .where('call_id', '>', afterCallId)
+    .orderBy('call_id')
+    .limit(limit)
+    .execute();
+}
+
 export async function storedCallIdsSince(db: Db, appId: string, region: string, from: number): Promise<string[]> {
   const rows = await db
     .selectFrom('calls')

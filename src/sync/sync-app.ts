@@ -19,7 +19,7 @@ import type { Logger } from '../log/logger.js';
 import { unixSeconds, type Clock } from '../config/clock.js';
 import { DetailFetcher } from './detail-fetcher.js';
 import { followUpFetches } from './follow-ups.js';
-import { proveIncrementalWindow } from './incremental-proof.js';
+import { markCallsNoLongerListed, proveIncrementalWindow } from './incremental-proof.js';
 import { parseListPage, planPage, unreadableEntries, type Pending } from './page-planner.js';
 import { MAX_CALLS_PER_TRANSACTION, PageWriter } from './page-writer.js';
 import { ListAudit, omitsMediaSetting } from './list-audit.js';
@@ -239,7 +239,8 @@ export async function syncApp(deps: SyncDeps, settings: Settings, app: AppSettin
     };
 
     const lowerBound = cutoff ?? (backfill ? opts.since : undefined);
-    listing = await consume(new CallListing(api, settings.pageSize, { maxPages: settings.maxPagesPerRun, ...(lowerBound !== undefined ? { lowerBound } : {}) }));
+    let listingRun = new CallListing(api, settings.pageSize, { maxPages: settings.maxPagesPerRun, ...(lowerBound !== undefined ? { lowerBound } : {}) });
+    listing = await consume(listingRun);
     if (opts.signal?.aborted) throw stopped();
 
     if (!fetcher.fatal && listing.stoppedEarly && cutoff !== undefined && listedInWindow) {
@@ -251,7 +252,8 @@ export async function syncApp(deps: SyncDeps, settings: Settings, app: AppSettin
       if (proof.relist) {
         log.warn({ reason: proof.relist }, 'the incremental listing did not add up; listing everything once');
         const first = listing;
-        listing = await consume(new CallListing(api, settings.pageSize, { maxPages: Math.max(1, settings.maxPagesPerRun - first.pages) }));
+        listingRun = new CallListing(api, settings.pageSize, { maxPages: Math.max(1, settings.maxPagesPerRun - first.pages) });
+        listing = await consume(listingRun);
         listing = { ...listing, pages: listing.pages + first.pages, relisted: true };
         if (!listing.complete) listingProblem = `${listing.problem ?? 'the listing could not be proved complete'} after ${proof.relist}`;
       }
@@ -266,6 +268,11 @@ export async function syncApp(deps: SyncDeps, settings: Settings, app: AppSettin
       listingProblem ??= `none of the ${listing.distinct} entries List Calls showed could be read (first: ${unread.key.slice(0, 80)}: ${unread.reason.slice(0, 200)}); they are kept aside in rejected_records`;
     }
 
+    if (!fetcher.fatal && !backfill && listing.complete && !listing.stoppedEarly && listingProblem === undefined) {
+      const run = listingRun;
+      const gone = await markCallsNoLongerListed(db, app.appId, app.region, (id) => run.listed(id), unixSeconds(clock));
+      if (gone > 0) log.info({ calls: gone }, 'stored calls the complete listing no longer shows are marked not found (kept)');
+    }
     if (audit?.foundNow) {
       await saveSetting(db, omitsMediaSetting(app.appId, app.region), audit.foundNow);
       log.warn({ reason: audit.foundNow }, 'list entries leave media out: entries with recordings or transcriptions are fetched with Get Call from now on, and those stored as listed are fetched again');

@@ -59,6 +59,48 @@ describe('a full listing is due every fullSyncEveryDays', () => {
     }
   });
 
+  // Found by a hostile-fake probe (2026-11-27, round 5): a call removed at the service stayed stored
+  // unmarked, so the count kept one call of slack for good; a call added later with a time beyond the
+  // window (a 60-minute call) was missing, ok, night after night until the next full listing.
+  it('a call removed at the service is marked by the next full listing, so a call added beyond the window later is found at once', async () => {
+    const service = await FakeCallsService.start({ seed: 33, calls: 300, ongoing: 0 });
+    try {
+      const database = join(tmp.dir, 'removed.db');
+      const settings = settingsAt(service.baseUrls('app1'), database, SETTINGS);
+      expect((await syncWith(settings)).results[0]).toMatchObject({ mode: 'full', status: 'ok' });
+      const removedCalls = [...service.calls].sort((a, b) => a.initiatedAt - b.initiatedAt).slice(0, 2);
+      const removed = removedCalls.map((c) => c.sessionId);
+      for (const id of removed) service.calls.splice(service.calls.findIndex((c) => c.sessionId === id), 1);
+      const fullDue = () => withStore(database, ({ db }) => db.updateTable('sync_state').set({ last_full_sync_at: Math.floor(Date.now() / 1000) - 7 * DAY - 60 }).execute());
+      await fullDue();
+      const full = (await syncWith(settings)).results[0]!;
+      expect(full).toMatchObject({ mode: 'full', status: 'ok' });
+      // Kept, flagged: the service no longer lists them.
+      const marked = await withStore(database, ({ db }) => db.selectFrom('calls').select('session_id').where('not_found_at', 'is not', null).execute());
+      expect(marked.map((m) => m.session_id).sort()).toEqual([...removed].sort());
+
+      const added = service.addCall({ at: Math.floor(Date.now() / 1000) - 5 * DAY, status: 'ended' }).sessionId;
+      const next = (await syncWith(settings)).results[0]!;
+      expect(next).toMatchObject({ mode: 'incremental', status: 'ok' });
+      expect((await storedIds(database)).has(added)).toBe(true);
+      // No call the service still has is marked.
+      expect(service.calls.filter((c) => marked.some((m) => m.session_id === c.sessionId))).toEqual([]);
+
+      // Listed again (unchanged): the next full listing stores it again, unmarked, and the run after
+      // it proves its window by count without listing everything.
+      service.calls.push(removedCalls[0]!);
+      await fullDue();
+      expect((await syncWith(settings)).results[0]).toMatchObject({ mode: 'full', status: 'ok' });
+      const back = await withStore(database, ({ db }) => db.selectFrom('calls').select('not_found_at').where('session_id', '=', removed[0]!).executeTakeFirstOrThrow());
+      expect(back.not_found_at).toBeNull();
+      const quiet = (await syncWith(settings)).results[0]!;
+      expect(quiet).toMatchObject({ mode: 'incremental', status: 'ok' });
+      expect(quiet.pages).toBeLessThan(full.pages);
+    } finally {
+      await service.close();
+    }
+  });
+
   it('fullSyncEveryDays 0: every run lists everything', async () => {
     const service = await FakeCallsService.start({ seed: 32, calls: 120, ongoing: 0 });
     try {
