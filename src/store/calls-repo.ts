@@ -359,13 +359,14 @@ export async function countRejectedListedOnly(db: Db, appId: string): Promise<nu
 export const POSITION_KEY_PREFIX = 'list:page';
 
 /** Stored calls (not marked not found) whose time (startedAt, else initiatedAt, else endedAt) is at or after `from`. */
-/** Stored calls of an app and region not marked not found, `limit` at a time from after `afterCallId`, in call_id order. */
-export async function storedCallIdsAfter(db: Db, appId: string, region: string, afterCallId: number, limit: number): Promise<{ call_id: number; session_id: string }[]> {
+/** Stored final calls of an app and region not marked not found, `limit` at a time from after `afterCallId`, in call_id order. */
+export async function storedFinalCallIdsAfter(db: Db, appId: string, region: string, afterCallId: number, limit: number): Promise<{ call_id: number; session_id: string }[]> {
   return db
     .selectFrom('calls')
     .select(['call_id', 'session_id'])
     .where('app_id', '=', appId)
     .where('region', '=', region)
+    .where('is_final', '=', 1)
     .where('not_found_at', 'is', null)
     .where('call_id', '>', afterCallId)
     .orderBy('call_id')

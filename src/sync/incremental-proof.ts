@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import { countRejectedListedOnly, countStoredCalls, loadCallStates, markNotFound, storedCallIdsAfter, storedCallIdsSince } from '../store/calls-repo.js';
+import { countRejectedListedOnly, countStoredCalls, loadCallStates, markNotFound, storedFinalCallIdsAfter, storedCallIdsSince } from '../store/calls-repo.js';
 import type { Database } from '../store/schema.js';
 import { pendingById, type Pending } from './page-planner.js';
 
@@ -53,8 +53,10 @@ export async function proveIncrementalWindow(input: WindowProofInput): Promise<{
 }
 
 /**
- * After a full listing proved complete: stored calls it did not show are marked not found (kept,
- * and billed as before; the service no longer lists them). Incremental runs hold the service's total
+ * After a full listing proved complete: stored final calls it did not show are marked not found
+ * (kept, and billed as before; the service no longer lists them). Live ones are the live follow-up's,
+ * which asks Get Call and takes one as gone only after LIVE_NOT_FOUND_RUNS runs (a live call can be
+ * briefly unknown). Incremental runs hold the service's total
  * against the calls stored and not marked, so an unmarked call removed at the service (outside any
  * window, nothing else marks it) left a slack that hid every call later added with a time beyond the
  * window until the next full listing (a hostile fake: a 60-minute call missing, ok, night after
@@ -63,7 +65,7 @@ export async function proveIncrementalWindow(input: WindowProofInput): Promise<{
 export async function markCallsNoLongerListed(db: Kysely<Database>, appId: string, region: string, listed: (id: string) => boolean, now: number): Promise<number> {
   const gone: string[] = [];
   for (let after = 0; ; ) {
-    const rows = await storedCallIdsAfter(db, appId, region, after, 10_000);
+    const rows = await storedFinalCallIdsAfter(db, appId, region, after, 10_000);
     if (rows.length === 0) break;
     for (const r of rows) if (!listed(r.session_id)) gone.push(r.session_id);
     after = rows[rows.length - 1]!.call_id;

@@ -101,6 +101,26 @@ describe('a full listing is due every fullSyncEveryDays', () => {
     }
   });
 
+  it('a live call the complete listing no longer shows is left to the live follow-up (not found only after three runs)', async () => {
+    const service = await FakeCallsService.start({ seed: 34, calls: 120, ongoing: 1 });
+    try {
+      const database = join(tmp.dir, 'live-gone.db');
+      const settings = settingsAt(service.baseUrls('app1'), database, { ...SETTINGS, fullSyncEveryDays: 0 });
+      expect((await syncWith(settings)).results[0]).toMatchObject({ mode: 'full', status: 'ok' });
+      const live = service.calls.find((c) => c.status === 'ongoing')!;
+      service.calls.splice(service.calls.indexOf(live), 1);
+      const notFoundAt = () => withStore(database, async ({ db }) => (await db.selectFrom('calls').select('not_found_at').where('session_id', '=', live.sessionId).executeTakeFirstOrThrow()).not_found_at);
+      for (let run = 1; run < 3; run++) {
+        await syncWith(settings);
+        expect({ run, marked: await notFoundAt() }).toEqual({ run, marked: null });
+      }
+      await syncWith(settings);
+      expect(await notFoundAt()).not.toBeNull();
+    } finally {
+      await service.close();
+    }
+  });
+
   it('fullSyncEveryDays 0: every run lists everything', async () => {
     const service = await FakeCallsService.start({ seed: 32, calls: 120, ongoing: 0 });
     try {
