@@ -358,7 +358,6 @@ export async function countRejectedListedOnly(db: Db, appId: string): Promise<nu
 /** How a list entry without a sessionId is keyed in rejected_records (sync/page-planner.ts). */
 export const POSITION_KEY_PREFIX = 'list:page';
 
-/** Stored calls (not marked not found) whose time (startedAt, else initiatedAt, else endedAt) is at or after `from`. */
 /** Stored final calls of an app and region not marked not found, `limit` at a time from after `afterCallId`, in call_id order. */
 export async function storedFinalCallIdsAfter(db: Db, appId: string, region: string, afterCallId: number, limit: number): Promise<{ call_id: number; session_id: string }[]> {
   return db
@@ -374,6 +373,7 @@ export async function storedFinalCallIdsAfter(db: Db, appId: string, region: str
     .execute();
 }
 
+/** Stored calls (not marked not found) whose time (startedAt, else initiatedAt, else endedAt) is at or after `from`. */
 export async function storedCallIdsSince(db: Db, appId: string, region: string, from: number): Promise<string[]> {
   const rows = await db
     .selectFrom('calls')

@@ -54,13 +54,13 @@ export async function proveIncrementalWindow(input: WindowProofInput): Promise<{
 
 /**
  * After a full listing proved complete: stored final calls it did not show are marked not found
- * (kept, and billed as before; the service no longer lists them). Live ones are the live follow-up's,
- * which asks Get Call and takes one as gone only after LIVE_NOT_FOUND_RUNS runs (a live call can be
- * briefly unknown). Incremental runs hold the service's total
- * against the calls stored and not marked, so an unmarked call removed at the service (outside any
- * window, nothing else marks it) left a slack that hid every call later added with a time beyond the
- * window until the next full listing (a hostile fake: a 60-minute call missing, ok, night after
- * night). A call listed again later is stored again, unmarked. Returns how many were marked.
+ * (kept, and billed as before; the service no longer lists them). Incremental runs hold the
+ * service's total against the calls stored and not marked, so an unmarked call removed at the
+ * service (outside any window, nothing else marks it) left a slack that hid every call later added
+ * with a time beyond the window until the next full listing (a hostile fake: a 60-minute call
+ * missing, ok, night after night). A call listed again later is stored again, unmarked. Live calls
+ * are the live follow-up's, which asks Get Call and takes one as gone only after
+ * LIVE_NOT_FOUND_RUNS runs (a live call can be briefly unknown). Returns how many were marked.
  */
 export async function markCallsNoLongerListed(db: Kysely<Database>, appId: string, region: string, listed: (id: string) => boolean, now: number): Promise<number> {
   const gone: string[] = [];
