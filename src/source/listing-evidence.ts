@@ -95,7 +95,7 @@ export function entryTimes(raw: unknown): EntryTimes {
   return { startedAt: timeValue(r.startedAt), initiatedAt: timeValue(r.initiatedAt), endedAt: timeValue(r.endedAt) };
 }
 
-/** Bits of a hash kept per id: collisions among a million ids are ~5e-5 likely (each undercounts by one). */
+/** Bits of a hash kept per id: collisions among a million ids are ~5e-5 likely (each undercounts by one). Never 0 (an empty slot). */
 function hash53(id: string): number {
   // Two FNV-1a passes with different offsets: 21 + 32 bits.
   let a = 0x811c9dc5;
@@ -105,7 +105,15 @@ function hash53(id: string): number {
     a = Math.imul(a ^ c, 0x01000193);
     b = Math.imul(b ^ c, 0x01000193 + 0x2000);
   }
-  return (a >>> 11) * 0x100000000 + (b >>> 0);
+  return ((a >>> 11) * 0x100000000 + (b >>> 0)) || 1;
+}
+
+/** The slot holding hash `h` in an open-addressed table (linear probing), or the empty slot where it goes. */
+function slotOf(slots: Float64Array, h: number): number {
+  const mask = slots.length - 1;
+  let i = (h % 0x100000000) & mask;
+  while (slots[i] !== 0 && slots[i] !== h) i = (i + 1) & mask;
+  return i;
 }
 
 /**
@@ -120,8 +128,7 @@ export class DistinctIds {
   /** Records `id`; true when it was not seen before. */
   add(id: string): boolean {
     if (this.#size * 2 >= this.#slots.length) this.#grow();
-    const h = hash53(id) || 1; // 0 marks an empty slot
-    if (!this.#insert(this.#slots, h)) return false;
+    if (!this.#insert(this.#slots, hash53(id))) return false;
     this.#size++;
     return true;
   }
@@ -132,27 +139,15 @@ export class DistinctIds {
 
   /** Whether `id` was recorded (by its 53-bit hash: a collision can only answer yes). */
   has(id: string): boolean {
-    const mask = this.#slots.length - 1;
-    const h = hash53(id) || 1;
-    for (let i = (h % 0x100000000) & mask; ; i = (i + 1) & mask) {
-      const v = this.#slots[i]!;
-      if (v === 0) return false;
-      if (v === h) return true;
-    }
+    const h = hash53(id);
+    return this.#slots[slotOf(this.#slots, h)] === h;
   }
 
   #insert(slots: Float64Array, h: number): boolean {
-    const mask = slots.length - 1;
-    let i = (h % 0x100000000) & mask;
-    for (;;) {
-      const v = slots[i]!;
-      if (v === 0) {
-        slots[i] = h;
-        return true;
-      }
-      if (v === h) return false;
-      i = (i + 1) & mask;
-    }
+    const i = slotOf(slots, h);
+    if (slots[i] === h) return false;
+    slots[i] = h;
+    return true;
   }
 
   #grow(): void {

@@ -2,8 +2,6 @@ import type { CallsApi, ListCallsPage } from './calls-api.js';
 import { ApiError } from './errors.js';
 import { allOlder, DistinctIds, entryIds, entryTimes, ListingEnd, movedUp, NewestTimes, olderThanWindow, OrderObserver, pageMeta, sameIds, type ListingOrder, type OrderKey } from './listing-evidence.js';
 import { ListingError, listingProblem } from './listing-problem.js';
-
-export { ListingError };
 import type { Pagination } from './schemas.js';
 
 export interface CallsPage {
@@ -12,7 +10,6 @@ export interface CallsPage {
   entries: unknown[];
   pagination: Pagination | undefined;
 }
-
 
 export interface ListingOptions {
   /**

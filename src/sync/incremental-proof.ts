@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
 import { countRejectedListedOnly, countStoredCalls, loadCallStates, markNotFound, storedFinalCallIdsAfter, storedCallIdsSince } from '../store/calls-repo.js';
+import type { CallListing } from '../source/paginate-calls.js';
 import type { Database } from '../store/schema.js';
 import { pendingById, type Pending } from './page-planner.js';
 
@@ -62,12 +63,12 @@ export async function proveIncrementalWindow(input: WindowProofInput): Promise<{
  * are the live follow-up's, which asks Get Call and takes one as gone only after
  * LIVE_NOT_FOUND_RUNS runs (a live call can be briefly unknown). Returns how many were marked.
  */
-export async function markCallsNoLongerListed(db: Kysely<Database>, appId: string, region: string, listed: (id: string) => boolean, now: number): Promise<number> {
+export async function markCallsNoLongerListed(db: Kysely<Database>, appId: string, region: string, listing: Pick<CallListing, 'listed'>, now: number): Promise<number> {
   const gone: string[] = [];
   for (let after = 0; ; ) {
     const rows = await storedFinalCallIdsAfter(db, appId, region, after, 10_000);
     if (rows.length === 0) break;
-    for (const r of rows) if (!listed(r.session_id)) gone.push(r.session_id);
+    for (const r of rows) if (!listing.listed(r.session_id)) gone.push(r.session_id);
     after = rows[rows.length - 1]!.call_id;
   }
   if (gone.length > 0) await db.transaction().execute((trx) => markNotFound(trx, appId, gone, now, true));

@@ -269,8 +269,7 @@ export async function syncApp(deps: SyncDeps, settings: Settings, app: AppSettin
     }
 
     if (!fetcher.fatal && !backfill && listing.complete && !listing.stoppedEarly && listingProblem === undefined) {
-      const run = listingRun;
-      const gone = await markCallsNoLongerListed(db, app.appId, app.region, (id) => run.listed(id), unixSeconds(clock));
+      const gone = await markCallsNoLongerListed(db, app.appId, app.region, listingRun, unixSeconds(clock));
       if (gone > 0) log.info({ calls: gone }, 'stored calls the complete listing no longer shows are marked not found (kept)');
     }
     if (audit?.foundNow) {

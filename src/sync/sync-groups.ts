@@ -4,7 +4,7 @@ import type { ChatApi } from '../source/chat-api.js';
 import { MAX_MEMBERS_PER_PAGE } from '../source/chat-api.js';
 import { ApiError } from '../source/errors.js';
 import { DistinctIds, entryIds, ListingEnd, pageMeta, sameIds } from '../source/listing-evidence.js';
-import { ListingError } from '../source/paginate-calls.js';
+import { ListingError } from '../source/listing-problem.js';
 import { ApiGroupMemberSchema, describeZodError } from '../source/schemas.js';
 import { markGroupNotFound, replaceGroupMembers } from '../store/groups-repo.js';
 import { insertRejected } from '../store/runs-repo.js';

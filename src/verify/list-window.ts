@@ -1,5 +1,6 @@
 import type { CallsApi } from '../source/calls-api.js';
-import { CallListing, ListingError, type ListingOutcome } from '../source/paginate-calls.js';
+import { CallListing, type ListingOutcome } from '../source/paginate-calls.js';
+import { ListingError } from '../source/listing-problem.js';
 import { entryTimes } from '../source/listing-evidence.js';
 
 export type { ListingOutcome };

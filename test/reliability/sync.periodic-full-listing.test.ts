@@ -21,6 +21,11 @@ async function storedIds(database: string): Promise<Set<string>> {
   return withStore(database, async ({ db }) => new Set((await db.selectFrom('calls').select('session_id').execute()).map((x) => x.session_id)));
 }
 
+/** A stored call's not_found_at. */
+async function notFoundAt(database: string, sessionId: string): Promise<number | null> {
+  return withStore(database, async ({ db }) => (await db.selectFrom('calls').select('not_found_at').where('session_id', '=', sessionId).executeTakeFirstOrThrow()).not_found_at);
+}
+
 /** Two old calls removed and two added five days back (beyond the 24 h window): the total is unchanged. */
 function churnBeyondWindow(service: FakeCallsService): string[] {
   const now = Math.floor(Date.now() / 1000);
@@ -91,8 +96,7 @@ describe('a full listing is due every fullSyncEveryDays', () => {
       service.calls.push(removedCalls[0]!);
       await fullDue();
       expect((await syncWith(settings)).results[0]).toMatchObject({ mode: 'full', status: 'ok' });
-      const back = await withStore(database, ({ db }) => db.selectFrom('calls').select('not_found_at').where('session_id', '=', removed[0]!).executeTakeFirstOrThrow());
-      expect(back.not_found_at).toBeNull();
+      expect(await notFoundAt(database, removed[0]!)).toBeNull();
       const quiet = (await syncWith(settings)).results[0]!;
       expect(quiet).toMatchObject({ mode: 'incremental', status: 'ok' });
       expect(quiet.pages).toBeLessThan(full.pages);
@@ -109,13 +113,12 @@ describe('a full listing is due every fullSyncEveryDays', () => {
       expect((await syncWith(settings)).results[0]).toMatchObject({ mode: 'full', status: 'ok' });
       const live = service.calls.find((c) => c.status === 'ongoing')!;
       service.calls.splice(service.calls.indexOf(live), 1);
-      const notFoundAt = () => withStore(database, async ({ db }) => (await db.selectFrom('calls').select('not_found_at').where('session_id', '=', live.sessionId).executeTakeFirstOrThrow()).not_found_at);
       for (let run = 1; run < 3; run++) {
         await syncWith(settings);
-        expect({ run, marked: await notFoundAt() }).toEqual({ run, marked: null });
+        expect({ run, marked: await notFoundAt(database, live.sessionId) }).toEqual({ run, marked: null });
       }
       await syncWith(settings);
-      expect(await notFoundAt()).not.toBeNull();
+      expect(await notFoundAt(database, live.sessionId)).not.toBeNull();
     } finally {
       await service.close();
     }
