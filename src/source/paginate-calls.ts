@@ -1,5 +1,5 @@
 import type { CallsApi, ListCallsPage } from './calls-api.js';
-import { ApiError } from './errors.js';
+import { firstPages, type FirstPages } from './page-numbering.js';
 import { allOlder, DistinctIds, entryIds, entryTimes, ListingEnd, movedUp, NewestTimes, olderThanWindow, OrderObserver, pageMeta, sameIds, type ListingOrder, type OrderKey } from './listing-evidence.js';
 import { ListingError, listingProblem } from './listing-problem.js';
 import type { Pagination } from './schemas.js';
@@ -170,37 +170,11 @@ export class CallListing {
     return this.api.listCalls(page, this.pageSize);
   }
 
-  /**
-   * The first page and how pages are numbered. Page 0 is asked: a server counting from 1 answers it
-   * as page 1 (saying `current_page: 1`), or empty, or refuses it; one counting from 0 answers its
-   * first page. Without `current_page`, page 1 is asked too and compared.
-   */
-  async #firstPages(): Promise<{ pages: { requested: number; res: ListCallsPage }[]; next: number }> {
-    let zero: ListCallsPage | undefined;
-    try {
-      zero = await this.#list(0);
-    } catch (err) {
-      // A server counting from 1 may refuse page 0 (a 4xx); anything else (a redirect, an auth or
-      // server error) is what it is, and stops here as it would on page 1.
-      const refused = err instanceof ApiError && (err.kind === 'client' || err.kind === 'not_found') && err.status !== undefined && err.status >= 400 && err.status < 500;
-      if (!refused) throw err;
-    }
-    const current = zero?.pagination?.current_page;
-    if (zero && current === 0) {
-      this.#pageBase = 0;
-      return { pages: [{ requested: 0, res: zero }], next: 1 };
-    }
-    if (zero && current === 1) {
-      this.#pageBase = 1;
-      return { pages: [{ requested: 1, res: zero }], next: 2 };
-    }
-    const one = await this.#list(1);
-    if (!zero || zero.entries.length === 0 || sameIds(entryIds(zero.entries, 'sessionId', 0), entryIds(one.entries, 'sessionId', 1))) {
-      this.#pageBase = 1;
-      return { pages: [{ requested: 1, res: one }], next: 2 };
-    }
-    this.#pageBase = 0;
-    return { pages: [{ requested: 0, res: zero }, { requested: 1, res: one }], next: 2 };
+  /** The first page and how pages are numbered (see firstPages). */
+  async #firstPages(): Promise<FirstPages<ListCallsPage>> {
+    const first = await firstPages((page) => this.#list(page), 'sessionId');
+    this.#pageBase = first.base;
+    return first;
   }
 
   async *#pass(firstPass: boolean): AsyncGenerator<CallsPage, PassResult, undefined> {

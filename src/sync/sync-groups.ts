@@ -1,10 +1,11 @@
 import type { Kysely } from 'kysely';
 import pLimit from 'p-limit';
 import type { ChatApi } from '../source/chat-api.js';
-import { MAX_MEMBERS_PER_PAGE } from '../source/chat-api.js';
+import { MAX_MEMBERS_PER_PAGE, type MembersPage } from '../source/chat-api.js';
 import { ApiError } from '../source/errors.js';
 import { DistinctIds, entryIds, ListingEnd, pageMeta, sameIds } from '../source/listing-evidence.js';
 import { ListingError } from '../source/listing-problem.js';
+import { firstPages } from '../source/page-numbering.js';
 import { ApiGroupMemberSchema, describeZodError } from '../source/schemas.js';
 import { markGroupNotFound, replaceGroupMembers } from '../store/groups-repo.js';
 import { insertRejected } from '../store/runs-repo.js';
@@ -31,6 +32,9 @@ export class GroupTooLargeError extends ListingError {
     this.name = 'GroupTooLargeError';
   }
 }
+
+/** List Group Members answered ERR_GUID_NOT_FOUND: the group no longer exists. */
+class GroupGone extends Error {}
 
 /** Groups whose members are fetched at once; each group's pages are read in order. */
 const GROUP_CONCURRENCY = 4;
@@ -71,10 +75,11 @@ const MAX_MEMBER_READINGS = 3;
 
 /**
  * One listing of a group's members (perPage 1000, every page), with the same end-of-listing rules
- * as List Calls: no single field (per_page, total, a short page) is trusted alone. Undefined when
- * the group no longer exists; throws when the listing does not add up.
+ * as List Calls: no single field (per_page, total, a short page) is trusted alone, nor how pages
+ * are numbered (firstPages). Throws GroupGone when the group no longer exists, and ListingError
+ * when the listing does not add up.
  */
-async function listMembers(deps: { nowSeconds: () => number; runId: string; maxMembers?: number | undefined }, chat: ChatApi, appId: string, guid: string): Promise<ListedMembers | undefined> {
+async function listMembers(deps: { nowSeconds: () => number; runId: string; maxMembers?: number | undefined }, chat: ChatApi, appId: string, guid: string): Promise<ListedMembers> {
   const members: NewGroupMemberRow[] = [];
   const rejects: NewRejectedRow[] = [];
   const end = new ListingEnd(MAX_MEMBERS_PER_PAGE, `List Group Members of ${guid}`, 'members');
@@ -85,22 +90,33 @@ async function listMembers(deps: { nowSeconds: () => number; runId: string; maxM
   let firstTotal: number | undefined;
   let lastTotal: number | undefined;
   let pages = 0;
-  for (let page = 1; page <= MAX_MEMBER_PAGES; page++) {
+  // Only the service's own code says the group is gone (GroupGone); asked for page 0, a server
+  // counting from 1 might say so too, so there it only sends firstPages on to page 1.
+  const listPage = async (page: number): Promise<MembersPage & { found: true }> => {
     const res = await chat.listGroupMembers(guid, page, MAX_MEMBERS_PER_PAGE);
-    if (!res.found) return undefined;
+    if (res.found) return res;
+    if (page === 0) return { found: true, entries: [], pagination: undefined };
+    throw new GroupGone();
+  };
+  const first = await firstPages(listPage, 'uid');
+  const prefetched = new Map(first.pages.map((p) => [p.requested, p.res]));
+  for (let index = 0; index < MAX_MEMBER_PAGES; index++) {
+    const page = index + first.base;
+    const res = prefetched.get(page) ?? (await listPage(page));
+    prefetched.delete(page);
     const meta = pageMeta(res.pagination, res.entries.length);
     if (meta.total !== undefined) {
       firstTotal ??= meta.total;
       lastTotal = meta.total;
     }
     if (res.entries.length === 0) {
-      const d = end.afterEmpty(page - 1, meta);
+      const d = end.afterEmpty(index, meta);
       if (d.kind === 'end' || askedAgain) {
         complete = true;
         break;
       }
       askedAgain = true; // the figures say more follows: ask once more
-      page--;
+      index--;
       continue;
     }
     askedAgain = false;
@@ -110,7 +126,7 @@ async function listMembers(deps: { nowSeconds: () => number; runId: string; maxM
     if (deps.maxMembers !== undefined && seen.count > deps.maxMembers) {
       throw new GroupTooLargeError(`List Group Members of ${guid} listed more than ${deps.maxMembers} members (maxMembersPerGroup); stopped, the listing looks endless. If the group really is that large, raise maxMembersPerGroup in the config`);
     }
-    const d = end.afterPage({ index: page - 1, count: ids.length, meta, repeatsPrevious: repeats }, seen.count);
+    const d = end.afterPage({ index, count: ids.length, meta, repeatsPrevious: repeats }, seen.count);
     if (d.kind === 'broken') throw new ListingError(d.why);
     if (repeats) {
       complete = true;
@@ -165,8 +181,13 @@ async function stableMembers(deps: Parameters<typeof listMembers>[0], chat: Chat
   let before: ListedMembers | undefined;
   const changes: string[] = [];
   for (let reading = 1; reading <= MAX_MEMBER_READINGS; reading++) {
-    const listed = await listMembers(deps, chat, appId, guid);
-    if (!listed) return undefined;
+    let listed: ListedMembers;
+    try {
+      listed = await listMembers(deps, chat, appId, guid);
+    } catch (err) {
+      if (err instanceof GroupGone) return undefined;
+      throw err;
+    }
     if (!listed.moved && (listed.pages <= 1 || (before !== undefined && sameMembers(before, listed)))) return listed;
     if (listed.moved) changes.push(`count ${listed.moved}`);
     else if (before) changes.push('other members');

@@ -90,6 +90,21 @@ describe('group members: exact, or the group is loud and keeps what was stored',
     expect(result.groupsSynced).toBeLessThan(groups);
   });
 
+  // Pages numbered from 0 (one overview says current_page defaults to 0): asked for page 1 first, such
+  // a server answers its second page, and with total 0 (as published) nothing showed the first
+  // page's members missing: 20 of each group lost, ok (a hostile-fake probe, round 5, F8).
+  it('pages numbered from 0 and total 0: page 0 is read, every member stored, ok', async () => {
+    const { result, missing, extra } = await run(8, { members: { cap: 20, total: 0, pageBase: 0 } });
+    expect(result.status, result.error).toBe('ok');
+    expect({ missing, extra }).toEqual({ missing: [], extra: [] });
+  });
+
+  it('pages numbered from 0, no current_page and no total: page 0 told from page 1 by its members, exact, ok', async () => {
+    const { result, missing, extra } = await run(9, { members: { cap: 20, total: 'omit', pageBase: 0, currentPage: 'omit' } });
+    expect(result.status, result.error).toBe('ok');
+    expect({ missing, extra }).toEqual({ missing: [], extra: [] });
+  });
+
   it('a bare 404 from List Group Members (no ERR_GUID_NOT_FOUND): the group is not taken as deleted, partial', async () => {
     const { result } = await run(4, { members: { bare404: true } });
     expect(result.groupsNotFound).toBe(0);

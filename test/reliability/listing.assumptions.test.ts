@@ -46,6 +46,10 @@ const CASES: Case[] = [
   { name: 'control: newest first, honest meta', fake: {}, expect: 'strong' },
   { name: 'oldest first, honest meta', fake: { order: 'oldest' }, expect: 'strong' },
   { name: 'pages numbered from 0, current_page honest', fake: { pageBase: 0 }, expect: 'strong' },
+  // A server counting from 1 whose page 0 answers nothing and echoes current_page 0: believed, the
+  // listing ended before its first page (every call missing, ok, without a total).
+  { name: 'pages from 1, page 0 empty echoing current_page 0, no total', fake: { pageZeroEmptyEcho: true, total: 'absent' }, expect: 'strong' },
+  { name: 'pages from 1, page 0 empty echoing current_page 0', fake: { pageZeroEmptyEcho: true }, expect: 'strong' },
   { name: 'pages capped at 20 (perPage 50), per_page echoes 50, no total_pages', fake: { cap: 20, perPage: 'requested', totalPages: 'absent' }, expect: 'strong' },
   { name: 'no total, no total_pages, 3 full pages (an empty page must follow)', fake: { calls: THREE_FULL_PAGES, total: 'absent', totalPages: 'absent' }, expect: 'strong' },
   { name: 'pages capped at 20, per_page echoes 50, no total, no total_pages', fake: { cap: 20, perPage: 'requested', total: 'absent', totalPages: 'absent' }, expect: 'strong' },

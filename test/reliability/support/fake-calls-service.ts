@@ -73,7 +73,13 @@ export interface FakeOptions {
     page2Short?: boolean;
     /** Every request answers a bare 404 (an HTML page, no service code). */
     bare404?: boolean;
+    /** The number of the first page (default 1; a page below it answers the first page). */
+    pageBase?: 0 | 1;
+    /** `omit`: no current_page field. */
+    currentPage?: 'omit';
   };
+  /** Page 0 (of pages counted from 1) answers no calls, its current_page echoing the request's 0. */
+  pageZeroEmptyEcho?: boolean;
   /** List Calls entries spell their id `session_id` (no `sessionId`). */
   snakeSessionId?: boolean;
   /** The body Usage Metrics (`GET …/stats`) answers with. */
@@ -319,13 +325,15 @@ export class FakeCallsService {
       const requested = Number(params.get('perPage') ?? 100);
       const size = Math.min(requested, m.cap ?? 1000);
       if (m.bare404) return { status: 404, body: '<html><body><h1>404 Not Found</h1></body></html>' };
-      const asked = Math.max(1, Number(params.get('page') ?? 1));
-      const page = m.ignorePage ? 1 : asked;
-      if (asked === 2 && (m.leaveBeforePage2 ?? 0) > this.#left) {
+      const base = m.pageBase ?? 1;
+      const asked = Math.max(base, Number(params.get('page') ?? base));
+      // `page` below: the 1-based position of the page served.
+      const page = m.ignorePage ? 1 : asked - base + 1;
+      if (page === 2 && (m.leaveBeforePage2 ?? 0) > this.#left) {
         this.#left++;
         all.shift();
       }
-      if (asked === 2 && (m.churnBeforePage2 ?? 0) > this.#churned) {
+      if (page === 2 && (m.churnBeforePage2 ?? 0) > this.#churned) {
         this.#churned++;
         all.shift();
         all.push(`${guid}-joined-${this.#churned}`);
@@ -334,8 +342,9 @@ export class FakeCallsService {
       if (m.page2Short && page === 2) served.pop();
       const data = served.map((uid) => ({ uid, name: uid, scope: 'participant', joinedAt: 1700000000 }));
       const total = m.total === undefined || m.total === 'real' || m.total === 'omit' ? all.length : m.total;
-      const pagination = { total, count: data.length, per_page: m.perPage === 'requested' ? requested : size, current_page: page, total_pages: Math.max(1, Math.ceil(total / size)) };
+      const pagination = { total, count: data.length, per_page: m.perPage === 'requested' ? requested : size, current_page: page + base - 1, total_pages: Math.max(1, Math.ceil(total / size)) };
       if (m.total === 'omit') delete (pagination as Partial<typeof pagination>).total;
+      if (m.currentPage === 'omit') delete (pagination as Partial<typeof pagination>).current_page;
       return json(200, { data, meta: { pagination } });
     }
     return json(404, { error: { code: 'ERR_NOT_FOUND', message: `no route ${path}` } });
@@ -348,6 +357,11 @@ export class FakeCallsService {
     const requested = Number(params.get('perPage') ?? 100) || 100;
     const size = Math.max(1, Math.min(requested, o.cap ?? 1000));
     const asked = params.has('page') ? Number(params.get('page')) : base;
+    if (o.pageZeroEmptyEcho && base === 1 && asked === 0) {
+      const pagination: Wire = { count: 0, current_page: 0, per_page: size };
+      if ((o.total ?? 'real') === 'real') pagination.total = this.ordered().length;
+      return { data: [], meta: { pagination } };
+    }
     if (this.#deletions > 0 && Number.isInteger(asked) && asked - base >= 1) {
       // Removed before this page is served: a call the pages already read showed.
       const listed = this.ordered();
