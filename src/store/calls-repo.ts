@@ -144,8 +144,11 @@ export async function markStaleLiveCalls(db: Db, appId: string, region: string, 
 
 /**
  * Final calls whose details can still change, ended (or, without an end, started) since `since`:
- * recordings promised but absent, joined participants with no minutes, final without an end.
+ * recordings promised but absent, a joined participant with zero minutes, final without an end.
  * The list entry may not change when the details do, so these are fetched again until they settle.
+ * One joined participant at zero among others with minutes counts too: a service that works out
+ * each participant's minutes as they are processed answered one at 0 and the next night 2, under
+ * an unchanged list entry, and the 2 minutes were never read (a hostile-fake probe, round 5, F5).
  */
 export async function listUnsettledCalls(db: Db, appId: string, region: string, since: number): Promise<string[]> {
   const rows = await db
@@ -160,6 +163,14 @@ export async function listUnsettledCalls(db: Db, appId: string, region: string, 
       eb.or([
         eb.and([eb('has_recording', '=', 1), eb('recording_rows', '=', 0)]),
         eb.and([eb('joined_devices', '>', 0), eb('participant_total_minutes', '=', 0)]),
+        eb.exists(
+          eb
+            .selectFrom('call_participant_rows as p')
+            .select('p.seq')
+            .whereRef('p.call_id', '=', 'calls.call_id')
+            .where('p.is_joined', '=', 1)
+            .where('p.total_duration_minutes', '=', 0),
+        ),
         eb('ended_at', 'is', null),
       ]),
     )

@@ -33,9 +33,11 @@ export interface DetailFetcherDeps {
   audit?: ListAudit | undefined;
 }
 
-/** The same test as the unsettled pass's query (calls-repo listUnsettledCalls), on a row about to be written. */
-function looksUnsettled(c: CallRows['call']): boolean {
-  return c.is_final === 1 && ((c.has_recording === 1 && c.recording_rows === 0) || ((c.joined_devices ?? 0) > 0 && c.participant_total_minutes === 0) || c.ended_at == null);
+/** The same test as the unsettled pass's query (calls-repo listUnsettledCalls), on rows about to be written. */
+function looksUnsettled({ call: c, participants }: CallRows): boolean {
+  if (c.is_final !== 1) return false;
+  if ((c.has_recording === 1 && c.recording_rows === 0) || ((c.joined_devices ?? 0) > 0 && c.participant_total_minutes === 0) || c.ended_at == null) return true;
+  return participants.some((p) => p.is_joined === 1 && p.total_duration_minutes === 0);
 }
 
 /** Get Call answers not-found this many runs in a row before a live call is taken as gone. */
@@ -177,7 +179,7 @@ export class DetailFetcher {
     const { d } = this;
     const row = apiCallToRows(call, undefined, { appId: d.appId, region: d.region, now, source: 'detail', listFingerprint: p.listFingerprint, rawJson: json });
     if (p.json !== undefined && row.call.is_final === 0) onLive(call.sessionId);
-    if (looksUnsettled(row.call)) this.fetched.add(call.sessionId);
+    if (looksUnsettled(row)) this.fetched.add(call.sessionId);
     w.rows.push(row);
     w.cleared.push(call.sessionId);
   }

@@ -38,7 +38,7 @@ export interface FollowUpResult {
  * - live calls the listing did not show (older than the window), until final; a call stuck live
  *   longer than liveMaxDays is marked stale instead and no longer costs a request per run;
  * - calls on the retry list (details that could not be had), whatever their age;
- * - final calls that look unsettled (recordings promised but absent, joined participants without
+ * - final calls that look unsettled (recordings promised but absent, a joined participant without
  *   minutes, final without an end), until they settle or settleDays have passed since they ended;
  * - once list entries are seen to leave recordings or transcriptions out, every call stored from
  *   such an entry (until each has been fetched; an interrupted run leaves the rest to the next).

@@ -104,6 +104,14 @@ export interface FakeOptions {
     /** The first Get Call of each recorded call answers an older state: hasRecording false, no recordings (a lagging replica). */
     staleFirstGet?: boolean;
   };
+  /** List Calls entries carry the call's id, kind, status and times only (no participants, no minutes): every call needs Get Call. */
+  listMinimal?: boolean;
+  /**
+   * Every this-many-th ended call with two or more joined participants: until `settleMinutes()`, Get
+   * Call answers its last joined participant with zero minutes (worked out later, as a service that
+   * processes each participant's minutes after the call might); its list entry does not change.
+   */
+  lateMinutes?: number;
   /** Path of the vendor's OpenAPI file: its List Calls example answers every page, Get Call its example adapted to each listed call. */
   vendor?: string;
 }
@@ -128,12 +136,15 @@ export class FakeCallsService {
   /** Current members of each group, by guid. */
   readonly members = new Map<string, string[]>();
   listRequests = 0;
+  /** The session ids Get Call was asked for, in order. */
+  readonly getIds: string[] = [];
   readonly #rand: () => number;
   #n = 0;
   #deletions: number;
   #retentions: number;
   readonly #bare404Served = new Set<string>();
   readonly #staleServed = new Set<string>();
+  #minutesSettled = false;
   #malformedAnchor: FakeCall | undefined;
   /** Members who left while their group was listed (members.leaveBeforePage2). */
   #left = 0;
@@ -250,6 +261,17 @@ export class FakeCallsService {
   }
 
   /** Ends every ongoing call now. */
+  /** Get Call answers every participant's minutes from now on (see lateMinutes). */
+  settleMinutes(): void {
+    this.#minutesSettled = true;
+  }
+
+  /** Whether Get Call answers this call with a participant's minutes still at zero (lateMinutes). */
+  minutesLate(c: FakeCall): boolean {
+    const every = this.opts.lateMinutes;
+    return every !== undefined && !this.#minutesSettled && c.status === 'ended' && c.participants.filter((p) => p.isJoined).length >= 2 && this.calls.indexOf(c) % every === 0;
+  }
+
   endOngoing(): void {
     for (const c of this.calls) if (c.status === 'ongoing') { c.status = 'ended'; this.settle(c, NOW()); }
   }
@@ -259,6 +281,10 @@ export class FakeCallsService {
     const w: Wire = { ...c, participants: c.participants.map((p) => ({ ...p })) };
     if (listed && this.opts.recordings?.listed === 'first' && Array.isArray(c.recordings)) w.recordings = c.recordings.slice(0, 1);
     if (listed && this.opts.recordings?.listed === 'none') delete w.recordings;
+    if (listed && this.opts.listMinimal) {
+      const { sessionId, type, mode, status, receiverType, receiver, initiatedAt, startedAt, endedAt } = c;
+      return { sessionId, type, mode, status, receiverType, receiver, initiatedAt, startedAt, endedAt };
+    }
     if (c.startedAt === undefined && !this.opts.vendor) {
       const u = this.opts.unstarted ?? 'absent';
       if (u !== 'absent') w.startedAt = u === 'zero' ? 0 : u === 'negative' ? -1 : null;
@@ -293,6 +319,7 @@ export class FakeCallsService {
     const get = /\/v3\/calls\/([^/]+)$/.exec(path);
     if (get) {
       const id = decodeURIComponent(get[1]!);
+      this.getIds.push(id);
       const c = this.calls.find((x) => x.sessionId === id);
       if (!c) return json(404, { error: { code: 'ERR_CALL_SESSION_NOT_FOUND', message: `The call session ${id} does not exist.` } });
       const newest = this.opts.notFoundFirst;
@@ -313,6 +340,11 @@ export class FakeCallsService {
       }
       const answer = this.#getExample ? { ...this.#getExample, ...this.wire(c) } : this.wire(c);
       for (const k of this.opts.getOmits ?? []) delete answer[k];
+      if (this.minutesLate(c)) {
+        const ps = answer.participants as FakeParticipant[];
+        const last = ps.findLastIndex((p) => p.isJoined);
+        ps[last] = { ...ps[last]!, totalAudioMinutes: 0, totalVideoMinutes: 0, totalDuration: 0 };
+      }
       return json(200, { data: answer });
     }
     if (path.endsWith('/v3/stats') && this.opts.usage) return json(200, this.opts.usage);
