@@ -105,6 +105,13 @@ describe('group members: exact, or the group is loud and keeps what was stored',
     expect({ missing, extra }).toEqual({ missing: [], extra: [] });
   });
 
+  it.each(['refuse', 'notFound'] as const)('pages from 1, page 0 answered %s: page 1 is read, every member stored, ok', async (pageZero) => {
+    const { result, missing, extra } = await run(pageZero === 'refuse' ? 10 : 11, { members: { cap: 20, total: 0, pageZero } });
+    expect(result.status, result.error).toBe('ok');
+    expect(result.groupsNotFound).toBe(0);
+    expect({ missing, extra }).toEqual({ missing: [], extra: [] });
+  });
+
   it('a bare 404 from List Group Members (no ERR_GUID_NOT_FOUND): the group is not taken as deleted, partial', async () => {
     const { result } = await run(4, { members: { bare404: true } });
     expect(result.groupsNotFound).toBe(0);

@@ -77,6 +77,8 @@ export interface FakeOptions {
     pageBase?: 0 | 1;
     /** `omit`: no current_page field. */
     currentPage?: 'omit';
+    /** Page 0 (of pages counted from 1) is refused with a 400, or answered ERR_GUID_NOT_FOUND. */
+    pageZero?: 'refuse' | 'notFound';
   };
   /** Page 0 (of pages counted from 1) answers no calls, its current_page echoing the request's 0. */
   pageZeroEmptyEcho?: boolean;
@@ -357,6 +359,11 @@ export class FakeCallsService {
       const requested = Number(params.get('perPage') ?? 100);
       const size = Math.min(requested, m.cap ?? 1000);
       if (m.bare404) return { status: 404, body: '<html><body><h1>404 Not Found</h1></body></html>' };
+      if (m.pageZero !== undefined && (m.pageBase ?? 1) === 1 && params.get('page') === '0') {
+        return m.pageZero === 'refuse'
+          ? json(400, { error: { code: 'ERR_BAD_REQUEST', message: 'page must be 1 or more' } })
+          : json(404, { error: { code: 'ERR_GUID_NOT_FOUND', message: `The group with GUID ${guid} does not exist.` } });
+      }
       const base = m.pageBase ?? 1;
       const asked = Math.max(base, Number(params.get('page') ?? base));
       // `page` below: the 1-based position of the page served.
