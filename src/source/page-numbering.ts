@@ -13,8 +13,6 @@ export interface FirstPages<P> {
   base: 0 | 1;
   /** The pages read to find out, by the number they were asked with, in listing order. */
   pages: { requested: number; res: P }[];
-  /** The page number to ask next. */
-  next: number;
 }
 
 /** A server counting from 1 may refuse page 0 with a 4xx; anything else is what it is. */
@@ -42,12 +40,12 @@ export async function firstPages<P extends NumberedPage>(list: (page: number) =>
   }
   if (zero !== undefined && zero.entries.length > 0) {
     const current = zero.pagination?.current_page;
-    if (current === 0) return { base: 0, pages: [{ requested: 0, res: zero }], next: 1 };
-    if (current === 1) return { base: 1, pages: [{ requested: 1, res: zero }], next: 2 };
+    if (current === 0) return { base: 0, pages: [{ requested: 0, res: zero }] };
+    if (current === 1) return { base: 1, pages: [{ requested: 1, res: zero }] };
   }
   const one = await list(1);
   if (zero === undefined || zero.entries.length === 0 || sameIds(entryIds(zero.entries, idKey, 0), entryIds(one.entries, idKey, 1))) {
-    return { base: 1, pages: [{ requested: 1, res: one }], next: 2 };
+    return { base: 1, pages: [{ requested: 1, res: one }] };
   }
-  return { base: 0, pages: [{ requested: 0, res: zero }, { requested: 1, res: one }], next: 2 };
+  return { base: 0, pages: [{ requested: 0, res: zero }, { requested: 1, res: one }] };
 }

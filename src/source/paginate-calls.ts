@@ -187,7 +187,7 @@ export class CallListing {
     const seenThisPass = firstPass ? undefined : new DistinctIds();
     const first = await this.#firstPages();
     const prefetched = new Map(first.pages.map((p) => [p.requested, p.res]));
-    let requested = first.pages[0]!.requested;
+    let requested: number = first.base;
     /** 0-based position of `requested` in the listing. */
     let index = 0;
     let furthest = -1;
