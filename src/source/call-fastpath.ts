@@ -171,14 +171,14 @@ const PARTICIPANT: readonly Field[] = [
   f('totalVideoMinutes', false, asNum),
   f('totalDurationInMinutes', false, asNum),
   // union([looseNumber, text]): a string may be a number in text, which zod converts.
-  f('totalDuration', false, asNum),
+  f('totalDuration', true, asNum),
   f('deviceId', true, asTextOrFinite),
   f('deviceID', true, asTextOrFinite),
-  f('isJoined', false, asBool),
-  f('hasJoined', false, asBool),
+  f('isJoined', true, asBool),
+  f('hasJoined', true, asBool),
   f('joinedAt', true, asSeconds),
   f('leftAt', true, asSeconds),
-  f('state', false, asText),
+  f('state', true, asText),
 ];
 const PARTICIPANT_KEYS = keysOf(PARTICIPANT);
 

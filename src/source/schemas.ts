@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { nestedDeeperThan } from './json-limits.js';
+import { parseTimer } from './timer.js';
 
 /**
  * zod schemas for the service's responses: the single source of the API types. They accept every
@@ -60,7 +61,9 @@ export const unixSeconds = looseNumber.transform((n) => Math.round(Math.abs(n) >
  * a service that sends it for some calls had those calls kept aside for good (a hostile fake).
  */
 const isoTime = text
-  .regex(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}/, 'not a time')
+  // A space for the T (SQL's spelling, `2026-11-27 12:34:56`) as well: such calls were kept aside.
+  .regex(/^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}/, 'not a time')
+  .transform((t) => t.replace(' ', 'T'))
   // Without an offset, UTC (Date.parse would take the machine's zone).
   .transform((t) => Date.parse(/(Z|[+-]\d{2}:?\d{2})$/i.test(t) ? t : `${t}Z`))
   .refine(Number.isFinite, 'not a time')
@@ -86,9 +89,10 @@ export const looseBoolean = z.union([
   z.enum(['true', 'false', '0', '1']).transform((s) => s === 'true' || s === '1'),
 ]);
 
-/** `initiator`/`receiver`: a uid/guid string in REST, an object in the SDK. */
+/** `initiator`/`receiver`: a uid/guid string in REST, an object in the SDK; a number is its text (as a participant's uid). */
 const entityRef = z.union([
   text,
+  z.number().transform(String),
   z.looseObject({ uid: text.optional(), guid: text.optional(), id: text.optional() }),
 ]);
 
@@ -100,14 +104,26 @@ export const ApiParticipantSchema = z.looseObject({
   totalVideoMinutes: looseNumber.optional().nullable(),
   totalDurationInMinutes: looseNumber.optional().nullable(),
   // Current examples put the participant's minutes here as a number; tolerate a timer string too.
-  totalDuration: z.union([looseNumber, text]).optional(),
+  totalDuration: z.union([looseNumber, text]).optional().nullable(),
   deviceId: z.union([text, z.number()]).optional().nullable(),
   deviceID: z.union([text, z.number()]).optional().nullable(),
-  isJoined: looseBoolean.optional(),
-  hasJoined: looseBoolean.optional(),
+  // null is unknown, as for the other optional fields (a participant with `isJoined: null` or
+  // `state: null` kept its whole call aside, ok: found by a hostile fake).
+  isJoined: looseBoolean.optional().nullable(),
+  hasJoined: looseBoolean.optional().nullable(),
   joinedAt: anyTimestamp.optional().nullable(),
   leftAt: anyTimestamp.optional().nullable(),
-  state: text.optional(),
+  state: text.optional().nullable(),
+});
+
+/** A timer text (`00:02:00`, `2:00`) as minutes: a recording's duration written like the call's timer. */
+const timerMinutes = text.transform((t, ctx) => {
+  const s = parseTimer(t);
+  if (s === null) {
+    ctx.issues.push({ code: 'custom', message: 'not a number nor a timer (HH:MM:SS)', input: t });
+    return z.NEVER;
+  }
+  return s / 60;
 });
 
 export const ApiRecordingSchema = z.looseObject({
@@ -115,7 +131,7 @@ export const ApiRecordingSchema = z.looseObject({
   recording_url: text.optional().nullable(),
   startTime: unixSeconds.optional().nullable(),
   endTime: unixSeconds.optional().nullable(),
-  duration: looseNumber.optional().nullable(),
+  duration: z.union([looseNumber, timerMinutes]).optional().nullable(),
 });
 
 /** A time as unix seconds (or ms), or as an ISO 8601 date text; null when it is neither. */
@@ -167,7 +183,8 @@ export const ApiCallSchema = z.looseObject({
   startedAt: callTimestamp.optional().nullable(),
   endedAt: callTimestamp.optional().nullable(),
   participants: z.array(ApiParticipantSchema).optional().nullable(),
-  recordings: z.array(ApiRecordingSchema).optional().nullable(),
+  // One recording as an object instead of an array of one: the same recording (the call was kept aside).
+  recordings: z.union([z.array(ApiRecordingSchema), ApiRecordingSchema.transform((r) => [r])]).optional().nullable(),
   recordingUrl: text.optional().nullable(),
   hasTranscription: looseBoolean.optional().nullable(),
   // An element that is not a transcription (null, a number) is dropped alone: a `null` in the array

@@ -15,6 +15,8 @@ export interface DetailCounters {
   notFound: number;
   /** Calls whose details Get Call could not supply in this run: stored from the list where listed, on the retry list. */
   failedCalls: number;
+  /** Calls whose list entry did not parse and whose Get Call answer gave nothing usable either (see AppSyncResult). */
+  unreadCalls: number;
 }
 
 export interface DetailFetcherDeps {
@@ -97,6 +99,7 @@ export class DetailFetcher {
       this.fetched.add(id);
       // A call whose list entry did not parse stays rejected, as it was before it was asked for.
       if (p.unreadableEntry) {
+        d.counters.unreadCalls++;
         d.log.warn({ sessionId: id, reason }, 'a list entry that does not parse: Get Call gave no usable details either; it stays in rejected_records');
         return;
       }
@@ -121,7 +124,10 @@ export class DetailFetcher {
     }
     const now = d.nowSeconds();
     if (!got.found) {
-      if (p.unreadableEntry) return;
+      if (p.unreadableEntry) {
+        d.counters.unreadCalls++;
+        return;
+      }
       const strike = (p.retryAttempts ?? 0) + 1;
       this.fetched.add(id);
       if ((p.live || !got.confirmed) && strike < LIVE_NOT_FOUND_RUNS) {

@@ -128,7 +128,7 @@ async function dryRunApp(deps: SyncDeps, settings: Settings, app: AppSettings, o
         else if (st.listFingerprint === v.fp) r.unchanged++;
         else r.changed++;
       }
-      plan.pending.push(...unreadableEntries(parsed.invalid, recent));
+      plan.pending.push(...unreadableEntries(parsed.invalid, recent).pending);
       for (const p of plan.pending) asked.add(p.call.sessionId);
       r.getCalls += plan.pending.length;
       for (const id of plan.live) listedLive.add(id);

@@ -54,18 +54,23 @@ const UNREADABLE = 'unreadable entry';
  * List entries that do not parse but name their call, to be asked for with Get Call: a service that
  * writes a field one way in List Calls and another in Get Call kept such a call out of `calls` for
  * good, with the run ok, even with detailFetch always. Once per run each; the entry stays in
- * rejected_records. An answer that does not parse either is kept aside as well, and the run ends as
- * it would have (see DetailFetcher).
+ * rejected_records. An answer that does not parse either is kept aside as well (see DetailFetcher),
+ * and the run is partial. `unaskable`: entries without a sessionId Get Call could be asked with.
  */
-export function unreadableEntries(invalid: readonly InvalidEntry[], recent: RecentCalls): Pending[] {
-  const out: Pending[] = [];
+export function unreadableEntries(invalid: readonly InvalidEntry[], recent: RecentCalls): { pending: Pending[]; unaskable: InvalidEntry[] } {
+  const pending: Pending[] = [];
+  const unaskable: InvalidEntry[] = [];
   for (const e of invalid) {
     const id = e.raw !== null && typeof e.raw === 'object' ? (e.raw as { sessionId?: unknown }).sessionId : undefined;
-    if (typeof id !== 'string' || id !== e.key || id.includes('\u0000') || e.reason.startsWith('sessionId') || recent.get(id) !== undefined) continue;
+    if (typeof id !== 'string' || id !== e.key || id.includes('\u0000') || e.reason.startsWith('sessionId')) {
+      unaskable.push(e);
+      continue;
+    }
+    if (recent.get(id) !== undefined) continue;
     recent.set(id, UNREADABLE);
-    out.push(pendingById(id, { unreadableEntry: true }));
+    pending.push(pendingById(id, { unreadableEntry: true }));
   }
-  return out;
+  return { pending, unaskable };
 }
 
 /** Parses one List Calls page: each entry alone, so one bad record is rejected and the rest go on. */

@@ -54,7 +54,9 @@ describe('a key echoed JSON-escaped by the service', () => {
   });
 
   it('no log line, output, or database byte holds the key', () => {
-    expect(sync.stderr).toMatch(/"level":10,|"level":20,|"level":30,/);
+    // Log lines were written (the rejected records' among them, with the escaped key in their payloads):
+    // the run is partial for the 3 unreadable calls, so it logs no "app synced" at info.
+    expect(sync.stderr).toMatch(/"level":40,[^\n]*"msg":"record rejected"/);
     expect(sync.stdout).not.toContain(SECRET);
     expect(sync.stderr).not.toContain(SECRET);
     for (const f of readdirSync(tmp.dir)) expect(readFileSync(join(tmp.dir, f)).includes(Buffer.from(SECRET)), f).toBe(false);
