@@ -188,11 +188,14 @@ export function pageMeta(p: Pagination | undefined, served: number): PageMeta {
   return { total: ok(p?.total), totalPages: ok(p?.total_pages) };
 }
 
-/** The ids of a page's entries (`key`: sessionId, uid); an entry without one gets a key of its position. */
+/**
+ * The ids of a page's entries (`key`: sessionId, uid); a number is its text (a member's uid may be
+ * written so), and an entry without one gets a key of its position.
+ */
 export function entryIds(entries: readonly unknown[], key: string, page: number): string[] {
   return entries.map((e, i) => {
     const id = e && typeof e === 'object' ? (e as Record<string, unknown>)[key] : undefined;
-    return typeof id === 'string' ? id : `\u0000page${page}#${i}`;
+    return typeof id === 'string' ? id : typeof id === 'number' && Number.isFinite(id) ? String(id) : `\u0000page${page}#${i}`;
   });
 }
 
@@ -308,7 +311,10 @@ export class ListingEnd {
 
   /** Decides after an empty page at `index` (a recheck is the caller's: ask again, then look one further). */
   afterEmpty(index: number, meta: PageMeta): EndDecision {
-    this.#note(meta);
+    // A zero once entries have been seen is no count, as beside entries (pageMeta): the empty page
+    // after a members listing that says `total: 0` (as published) made 0 the smallest total, and
+    // every count then "added up" (a member lost to overlapping pages, ok: a hostile fake).
+    this.#note(this.#largest > 0 && (meta.total === 0 || meta.totalPages === 0) ? {} : meta);
     if (index === 0) return { kind: 'end', why: 'the first page is empty' };
     if (this.#previousShort) return { kind: 'end', why: 'an empty page after a short one' };
     // After a full page an empty one may be a glitch, whatever the figures say (figures that

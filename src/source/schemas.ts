@@ -279,7 +279,9 @@ export function describeZodError(error: z.ZodError): string {
 
 /** A group member (api-seed.md §2.1); link, metadata, updatedAt and conversationId may be absent. */
 export const ApiGroupMemberSchema = z.looseObject({
-  uid: text.min(1),
+  // As for calls: a uid written as a number is its text, times may be ISO 8601 text (such members
+  // were kept aside while the run said ok: a hostile fake).
+  uid: z.union([text.min(1), z.number().transform(String)]),
   name: text.optional().nullable(),
   link: text.optional().nullable(),
   avatar: text.optional().nullable(),
@@ -287,9 +289,9 @@ export const ApiGroupMemberSchema = z.looseObject({
   status: text.optional().nullable(),
   role: text.optional().nullable(),
   scope: text.optional().nullable(),
-  joinedAt: unixSeconds.optional().nullable(),
-  createdAt: unixSeconds.optional().nullable(),
-  updatedAt: unixSeconds.optional().nullable(),
+  joinedAt: anyTimestamp.optional().nullable(),
+  createdAt: anyTimestamp.optional().nullable(),
+  updatedAt: anyTimestamp.optional().nullable(),
   conversationId: text.optional().nullable(),
 }).refine(...notTooDeep);
 export type ApiGroupMember = z.infer<typeof ApiGroupMemberSchema>;

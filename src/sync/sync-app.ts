@@ -310,6 +310,9 @@ export async function syncApp(deps: SyncDeps, settings: Settings, app: AppSettin
       problems.push(`${r.unreadCalls} listed call(s) could be read neither from List Calls nor from Get Call (first: ${unread.key.slice(0, 80)}: ${unread.reason.slice(0, 200)}); they are kept aside in rejected_records, not in calls, and read again on the next run`);
     }
     if (r.failedCalls > 0) problems.push(`${r.failedCalls} call(s) lack details: Get Call gave nothing usable, so they are stored as listed (calls.detail_error says why) and on the retry list, fetched again by later runs`);
+    if (groups.unreadMembers > 0) {
+      problems.push(`${groups.unreadMembers} group member record(s) could not be read (first: ${(groups.firstUnread ?? '').slice(0, 200)}); they are kept aside in rejected_records, not in group_members, and read again when the group is next synced`);
+    }
     if (groups.failed.length > 0) problems.push(`members of ${groups.failed.length} group(s) could not be synced completely (${groups.failed[0]}${groups.failed.length > 1 ? ', …' : ''}); their stored members were kept, retried on the next run`);
     if (problems.length) {
       r.status = 'partial';

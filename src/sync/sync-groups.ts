@@ -17,6 +17,10 @@ export interface GroupSyncResult {
   members: number;
   notFound: number;
   rejected: number;
+  /** Members listed that did not parse (kept aside in rejected_records, not in group_members). */
+  unreadMembers: number;
+  /** The first of them, as `guid/uid: reason`. */
+  firstUnread?: string | undefined;
   /** Groups whose members could not be synced, with the reason; retried on the next run. */
   failed: string[];
 }
@@ -90,6 +94,8 @@ async function listMembers(deps: { nowSeconds: () => number; runId: string; maxM
   let firstTotal: number | undefined;
   let lastTotal: number | undefined;
   let pages = 0;
+  /** Entries on the pages read (a page repeating the one before it aside): more than `seen` means a member listed twice. */
+  let entriesListed = 0;
   // Only the service's own code says the group is gone (GroupGone); asked for page 0, a server
   // counting from 1 might say so too, so there it only sends firstPages on to page 1.
   const listPage = async (page: number): Promise<MembersPage & { found: true }> => {
@@ -122,7 +128,10 @@ async function listMembers(deps: { nowSeconds: () => number; runId: string; maxM
     askedAgain = false;
     const ids = entryIds(res.entries, 'uid', page);
     const repeats = sameIds(previous, ids);
-    if (!repeats) for (const id of ids) seen.add(id);
+    if (!repeats) {
+      for (const id of ids) seen.add(id);
+      entriesListed += ids.length;
+    }
     if (deps.maxMembers !== undefined && seen.count > deps.maxMembers) {
       throw new GroupTooLargeError(`List Group Members of ${guid} listed more than ${deps.maxMembers} members (maxMembersPerGroup); stopped, the listing looks endless. If the group really is that large, raise maxMembersPerGroup in the config`);
     }
@@ -159,6 +168,12 @@ async function listMembers(deps: { nowSeconds: () => number; runId: string; maxM
   // total_pages, is a listing read in part (a page served a row short lost that member, ok).
   const unproved = end.unproved();
   if (unproved) throw new ListingError(unproved);
+  // A member listed twice without a total to count against: pages that overlap show one member
+  // twice and skip another (a hostile fake: the last entry of page 2 repeated the first member,
+  // 249 of 250 stored, ok). A group lists each member once; with a total, the count above decides.
+  if (end.minTotal === undefined && entriesListed > seen.count) {
+    throw new ListingError(`List Group Members of ${guid} listed ${entriesListed - seen.count} member(s) twice and reports no total, so pages may overlap and skip members`);
+  }
   return { members, rejects, pages, ...(firstTotal !== lastTotal ? { moved: `${firstTotal} → ${lastTotal}` } : {}) };
 }
 
@@ -207,7 +222,7 @@ export async function syncGroupMembers(
   appId: string,
   guids: readonly string[],
 ): Promise<GroupSyncResult> {
-  const result: GroupSyncResult = { groups: 0, members: 0, notFound: 0, rejected: 0, failed: [] };
+  const result: GroupSyncResult = { groups: 0, members: 0, notFound: 0, rejected: 0, unreadMembers: 0, failed: [] };
   const limit = pLimit(GROUP_CONCURRENCY);
   await Promise.all(
     guids.map((guid) =>
@@ -224,6 +239,8 @@ export async function syncGroupMembers(
           await replaceGroupMembers(trx, appId, guid, members, deps.nowSeconds());
           result.rejected += await insertRejected(trx, rejects);
         });
+        result.unreadMembers += rejects.length;
+        result.firstUnread ??= rejects[0] && `${rejects[0].record_key}: ${rejects[0].reason}`;
         result.groups++;
         result.members += members.length;
       }).catch((err: unknown) => {

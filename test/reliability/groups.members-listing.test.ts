@@ -112,6 +112,29 @@ describe('group members: exact, or the group is loud and keeps what was stored',
     expect({ missing, extra }).toEqual({ missing: [], extra: [] });
   });
 
+  // A hostile-fake probe, round 6: members written with a numeric uid or an ISO joinedAt were kept
+  // aside (calls accept both), and a member that could not be read was simply missing, ok.
+  it('uids written as numbers and joinedAt as ISO text: every member stored, ok', async () => {
+    const { result, missing, extra } = await run(12, { members: { cap: 20, numericUids: true } });
+    expect(result.status, result.error).toBe('ok');
+    expect({ missing, extra }).toEqual({ missing: [], extra: [] });
+  });
+
+  it('a member that cannot be read: kept aside, the others stored, partial naming it', async () => {
+    const { result, missing, extra, groups } = await run(13, { members: { cap: 20, unreadableFirst: true } });
+    expect(result.status).toBe('partial');
+    expect(result.error).toMatch(new RegExp(`^[^\\n]*${groups} group member record\\(s\\) could not be read \\(first: g-[a-z]+/page\\d+#0: uid: `));
+    expect(missing).toHaveLength(groups);
+    expect(extra).toEqual([]);
+  });
+
+  it('page 2 ends with the first member again (overlapping pages), total 0: partial naming the repeat', async () => {
+    const { result, missing } = await run(14, { members: { cap: 20, total: 0, overlapPage2: true } });
+    expect(missing.length).toBeGreaterThan(0);
+    expect(result.status).toBe('partial');
+    expect(result.error).toMatch(/^[^\n]*members of \d+ group\(s\) could not be synced completely \([^:]*: List Group Members of [^ ]+ listed 1 member\(s\) twice and reports no total/);
+  });
+
   it('a bare 404 from List Group Members (no ERR_GUID_NOT_FOUND): the group is not taken as deleted, partial', async () => {
     const { result } = await run(4, { members: { bare404: true } });
     expect(result.groupsNotFound).toBe(0);

@@ -79,6 +79,12 @@ export interface FakeOptions {
     currentPage?: 'omit';
     /** Page 0 (of pages counted from 1) is refused with a 400, or answered ERR_GUID_NOT_FOUND. */
     pageZero?: 'refuse' | 'notFound';
+    /** Members' uids are numbers on the wire (`100001`), their joinedAt ISO 8601 text. */
+    numericUids?: boolean;
+    /** The first member of every group is served with a uid no client can read (an object). */
+    unreadableFirst?: boolean;
+    /** Page 2's last entry is the group's first member again (overlapping pages): the member that belongs there is never shown. */
+    overlapPage2?: boolean;
   };
   /** Page 0 (of pages counted from 1) answers no calls, its current_page echoing the request's 0. */
   pageZeroEmptyEcho?: boolean;
@@ -211,7 +217,8 @@ export class FakeCallsService {
     }
     for (const c of this.calls) {
       if (c.receiverType === 'group' && !this.members.has(c.receiver)) {
-        this.members.set(c.receiver, Array.from({ length: 37 + this.members.size * 11 }, (_, i) => `${c.receiver}-member-${i}`));
+        const k = this.members.size;
+        this.members.set(c.receiver, Array.from({ length: 37 + k * 11 }, (_, i) => (this.opts.members?.numericUids ? String(100_000 * (k + 1) + i) : `${c.receiver}-member-${i}`)));
       }
     }
   }
@@ -379,7 +386,12 @@ export class FakeCallsService {
       }
       const served = all.slice((page - 1) * size, page * size);
       if (m.page2Short && page === 2) served.pop();
-      const data = served.map((uid) => ({ uid, name: uid, scope: 'participant', joinedAt: 1700000000 }));
+      if (m.overlapPage2 && page === 2 && served.length > 0) served[served.length - 1] = all[0]!;
+      const data = served.map((uid) => {
+        if (m.unreadableFirst && uid === all[0]) return { uid: { id: uid }, name: uid, scope: 'participant', joinedAt: 1700000000 };
+        if (m.numericUids) return { uid: Number(uid), name: uid, scope: 'participant', joinedAt: new Date(1700000000 * 1000).toISOString() };
+        return { uid, name: uid, scope: 'participant', joinedAt: 1700000000 };
+      });
       const total = m.total === undefined || m.total === 'real' || m.total === 'omit' ? all.length : m.total;
       const pagination = { total, count: data.length, per_page: m.perPage === 'requested' ? requested : size, current_page: page + base - 1, total_pages: Math.max(1, Math.ceil(total / size)) };
       if (m.total === 'omit') delete (pagination as Partial<typeof pagination>).total;
