@@ -144,11 +144,11 @@ export async function markStaleLiveCalls(db: Db, appId: string, region: string, 
 
 /**
  * Final calls whose details can still change, ended (or, without an end, started) since `since`:
- * recordings promised but absent, a joined participant with zero minutes, final without an end.
- * The list entry may not change when the details do, so these are fetched again until they settle.
- * One joined participant at zero among others with minutes counts too: a service that works out
- * each participant's minutes as they are processed answered one at 0 and the next night 2, under
- * an unchanged list entry, and the 2 minutes were never read (a hostile-fake probe, round 5, F5).
+ * recordings promised but absent, a joined participant at zero minutes (also beside others with
+ * minutes), fewer participant entries than `totalParticipants`, final without an end. The list
+ * entry may not change when the details do (hostile fakes answered a participant at 0 minutes, or
+ * one of two participants, the night a call ended and the rest the next), so these are fetched
+ * again until they settle.
  */
 export async function listUnsettledCalls(db: Db, appId: string, region: string, since: number): Promise<string[]> {
   const rows = await db
@@ -172,6 +172,7 @@ export async function listUnsettledCalls(db: Db, appId: string, region: string, 
             .where('p.total_duration_minutes', '=', 0),
         ),
         eb('ended_at', 'is', null),
+        eb('participant_rows', '<', eb.ref('total_participants')),
       ]),
     )
     .execute();

@@ -39,6 +39,7 @@ export interface DetailFetcherDeps {
 function looksUnsettled({ call: c, participants }: CallRows): boolean {
   if (c.is_final !== 1) return false;
   if ((c.has_recording === 1 && c.recording_rows === 0) || ((c.joined_devices ?? 0) > 0 && c.participant_total_minutes === 0) || c.ended_at == null) return true;
+  if (c.total_participants != null && c.participant_rows < c.total_participants) return true;
   return participants.some((p) => p.is_joined === 1 && p.total_duration_minutes === 0);
 }
 

@@ -27,7 +27,7 @@ async function minutesOff(database: string, service: FakeCallsService): Promise<
     .map((c) => c.sessionId);
 }
 
-describe('a participant whose minutes are worked out after the call', () => {
+describe('details worked out after the call, under an unchanged list entry', () => {
   it('is read again on the next run (its list entry unchanged) until it has minutes: exact, ok', async () => {
     const service = await FakeCallsService.start({ seed: 71, calls: 120, ongoing: 0, listMinimal: true, lateMinutes: 4, spanHours: 48 });
     try {
@@ -55,6 +55,30 @@ describe('a participant whose minutes are worked out after the call', () => {
       const fourth = (await syncWith(settings)).results[0]!;
       expect(fourth.status, fourth.error).toBe('ok');
       expect(service.getIds.slice(asked).filter((id) => late.includes(id))).toEqual([]);
+    } finally {
+      await service.close();
+    }
+  });
+
+  // Round 6 (F1): Get Call answered one of a call's two participants the night it ended and both
+  // the next; fewer entries than totalParticipants was not taken as unsettled, so the second
+  // participant and their minutes were never read, ok, and `sync --full` did not heal it.
+  it('a participant Get Call leaves out at first (fewer than totalParticipants) is read on the next run: exact, ok', async () => {
+    const service = await FakeCallsService.start({ seed: 72, calls: 120, ongoing: 0, listMinimal: true, lateParticipants: 4, spanHours: 48 });
+    try {
+      const database = join(tmp.dir, 'late-participant.db');
+      const settings = settingsAt(service.baseUrls('app1'), database, SETTINGS);
+      const late = service.calls.filter((c) => service.participantLate(c)).map((c) => c.sessionId).sort();
+      expect(late.length).toBeGreaterThan(3);
+      const first = (await syncWith(settings)).results[0]!;
+      expect(first.status, first.error).toBe('ok');
+      expect((await minutesOff(database, service)).sort()).toEqual(late);
+      service.settleMinutes();
+      const second = (await syncWith(settings)).results[0]!;
+      expect(second.status, second.error).toBe('ok');
+      expect(await minutesOff(database, service)).toEqual([]);
+      const rows = await withStore(database, ({ db }) => db.selectFrom('calls').select(['session_id', 'participant_rows']).where('session_id', 'in', late).execute());
+      for (const r of rows) expect(r.participant_rows).toBe(service.calls.find((c) => c.sessionId === r.session_id)!.participants.length);
     } finally {
       await service.close();
     }

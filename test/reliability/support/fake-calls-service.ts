@@ -120,6 +120,8 @@ export interface FakeOptions {
    * processes each participant's minutes after the call might); its list entry does not change.
    */
   lateMinutes?: number;
+  /** As lateMinutes, but Get Call leaves the call's last participant out (totalParticipants still counts it). */
+  lateParticipants?: number;
   /** Path of the vendor's OpenAPI file: its List Calls example answers every page, Get Call its example adapted to each listed call. */
   vendor?: string;
 }
@@ -277,7 +279,15 @@ export class FakeCallsService {
 
   /** Whether Get Call answers this call with a participant's minutes still at zero (lateMinutes). */
   minutesLate(c: FakeCall): boolean {
-    const every = this.opts.lateMinutes;
+    return this.#late(c, this.opts.lateMinutes);
+  }
+
+  /** Whether Get Call answers this call without its last participant (lateParticipants). */
+  participantLate(c: FakeCall): boolean {
+    return this.#late(c, this.opts.lateParticipants);
+  }
+
+  #late(c: FakeCall, every: number | undefined): boolean {
     return every !== undefined && !this.#minutesSettled && c.status === 'ended' && c.participants.filter((p) => p.isJoined).length >= 2 && this.calls.indexOf(c) % every === 0;
   }
 
@@ -354,6 +364,7 @@ export class FakeCallsService {
         const last = ps.findLastIndex((p) => p.isJoined);
         ps[last] = { ...ps[last]!, totalAudioMinutes: 0, totalVideoMinutes: 0, totalDuration: 0 };
       }
+      if (this.participantLate(c)) answer.participants = (answer.participants as FakeParticipant[]).slice(0, -1);
       return json(200, { data: answer });
     }
     if (path.endsWith('/v3/stats') && this.opts.usage) return json(200, this.opts.usage);
