@@ -1,6 +1,7 @@
 import type { CallsApi, ListCallsPage } from './calls-api.js';
 import { firstPages, type FirstPages } from './page-numbering.js';
-import { allOlder, DistinctIds, entryIds, entryTimes, ListingEnd, movedUp, NewestTimes, olderThanWindow, OrderObserver, pageMeta, sameIds, type ListingOrder, type OrderKey } from './listing-evidence.js';
+import { DistinctIds, entryIds, entryTimes, ListingEnd, movedUp, OrderObserver, overlapsPrevious, pageMeta, sameIds, type ListingOrder, type OrderKey } from './listing-evidence.js';
+import { allOlder, NewestTimes, olderThanWindow } from './listing-times.js';
 import { ListingError, listingProblem } from './listing-problem.js';
 import type { Pagination } from './schemas.js';
 
@@ -251,7 +252,7 @@ export class CallListing {
       }
       if (!repeats) this.#order.observe(times, continues);
 
-      const decision = end.afterPage({ index, count: res.entries.length, meta, repeatsPrevious: repeats }, this.#seenForEnd(jumpedTo));
+      const decision = end.afterPage({ index, count: res.entries.length, meta, repeatsPrevious: repeats, overlapsPrevious: !repeats && overlapsPrevious(previousIds, ids) }, this.#seenForEnd(jumpedTo));
       if (decision.kind === 'broken') throw new ListingError(decision.why);
       if (decision.kind === 'end' && repeats) {
         const e = ended(decision.why);

@@ -3,7 +3,7 @@ import pLimit from 'p-limit';
 import type { ChatApi } from '../source/chat-api.js';
 import { MAX_MEMBERS_PER_PAGE, type MembersPage } from '../source/chat-api.js';
 import { ApiError } from '../source/errors.js';
-import { DistinctIds, entryIds, ListingEnd, pageMeta, sameIds } from '../source/listing-evidence.js';
+import { DistinctIds, entryIds, ListingEnd, overlapsPrevious, pageMeta, sameIds } from '../source/listing-evidence.js';
 import { ListingError } from '../source/listing-problem.js';
 import { firstPages } from '../source/page-numbering.js';
 import { ApiGroupMemberSchema, describeZodError } from '../source/schemas.js';
@@ -135,7 +135,7 @@ async function listMembers(deps: { nowSeconds: () => number; runId: string; maxM
     if (deps.maxMembers !== undefined && seen.count > deps.maxMembers) {
       throw new GroupTooLargeError(`List Group Members of ${guid} listed more than ${deps.maxMembers} members (maxMembersPerGroup); stopped, the listing looks endless. If the group really is that large, raise maxMembersPerGroup in the config`);
     }
-    const d = end.afterPage({ index, count: ids.length, meta, repeatsPrevious: repeats }, seen.count);
+    const d = end.afterPage({ index, count: ids.length, meta, repeatsPrevious: repeats, overlapsPrevious: !repeats && overlapsPrevious(previous, ids) }, seen.count);
     if (d.kind === 'broken') throw new ListingError(d.why);
     if (repeats) {
       complete = true;

@@ -73,6 +73,11 @@ const CASES: Case[] = [
   },
   { name: 'total one lower on every page (real on the last)', fake: { total: 'decreasing' }, expect: 'strong' },
   { name: 'every page answers page 1, no meta (139 calls)', fake: { ignorePage: true, meta: 'none' }, expect: 'never-ok' },
+  // Offsets one short from page 2 on: it begins with page 1's last call and never shows the one
+  // that belongs there, the same on every read (a hostile-fake probe, round 6: 119 of 120, ok).
+  { name: 'page 2 begins with page 1\'s last call, a call skipped, no total', fake: { overlapAt: 1, total: 'absent' }, expect: 'rule' },
+  { name: 'page 2 begins with page 1\'s last call, a call skipped, total 0', fake: { overlapAt: 1, total: 0 }, expect: 'rule' },
+  { name: 'page 2 begins with page 1\'s last call, a call skipped, honest total', fake: { overlapAt: 1 }, expect: 'rule' },
   { name: 'random order on every request, honest meta', fake: { order: 'random' }, expect: 'rule' },
   { name: 'ordered by sessionId, honest meta', fake: { order: 'sessionId' }, expect: 'rule' },
   {

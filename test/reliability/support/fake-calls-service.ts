@@ -45,6 +45,8 @@ export interface FakeOptions {
   hideRows?: number;
   /** The page at this 0-based position is served empty and the one before it short (5 entries kept back): rows hidden after paging. */
   gapAt?: number;
+  /** The page at this 0-based position begins with the previous page's last call, and the call that belongs there is never shown (offsets one short). */
+  overlapAt?: number;
   /** What a page past the end answers: nothing, the last page again, or the first page again. */
   pastEnd?: 'empty' | 'last' | 'first';
   /** Every page answers the first page (the vendor README: a server that ignores `page`). */
@@ -452,6 +454,7 @@ export class FakeCallsService {
     if (o.hideRows && idx > 0) rows = rows.slice(0, Math.max(0, rows.length - o.hideRows));
     if (o.gapAt !== undefined && idx === o.gapAt) rows = [];
     if (o.gapAt !== undefined && idx === o.gapAt - 1) rows = rows.slice(0, -5);
+    if (o.overlapAt !== undefined && idx === o.overlapAt && idx > 0 && rows.length > 0) rows = [all[idx * size - 1]!, ...rows.slice(1)];
     const stale = o.staleCopyFirst;
     if (stale) {
       rows = rows.flatMap((c) => {
