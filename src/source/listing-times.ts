@@ -1,6 +1,6 @@
+// What the entries' times say about where a listing stands: the early stop at a window, and calls a
+// later pass finds that the first missed (see CallListing).
 import { ORDER_KEYS, type EntryTimes, type ListingOrder, type OrderKey } from './listing-evidence.js';
-
-/** What the entries' times say about where a listing stands (see CallListing). */
 
 /** Every entry has a usable time, and even its newest is before `bound` (a page without times never qualifies). */
 export function allOlder(times: readonly EntryTimes[], bound: number): boolean {

@@ -82,7 +82,7 @@ export function registerDemo(program: Command): void {
             '',
             summary.results.every((r) => r.mode === 'incremental')
               ? 'This was an incremental run: only new or changed calls cost requests.'
-              : 'Run `npm start` again: the second run is incremental and makes no Get Call request.',
+              : 'Run `npm start` again: the second run is incremental, asking Get Call only for the few calls whose details may still change.',
             config.line,
             '',
             ...nextSteps(demo, demoFile, config.written),
