@@ -1,7 +1,8 @@
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { syncWith, tempDir, withStore } from '../helpers/harness.js';
-import { FakeCallsService } from './support/fake-calls-service.js';
+import type { Settings } from '../../src/config/load.js';
+import { FakeCallsService, type FakeCall } from './support/fake-calls-service.js';
 import { settingsAt } from './support/matrix.js';
 
 /**
@@ -27,26 +28,32 @@ async function minutesOff(database: string, service: FakeCallsService): Promise<
     .map((c) => c.sessionId);
 }
 
+/**
+ * Two nights against `service`: the first stores exactly the calls `isLate` names short of minutes
+ * (the service's first answers), the second, after the service has settled them, stores every call
+ * exact; both ok. Returns the settings and the late calls for further runs.
+ */
+async function twoNights(service: FakeCallsService, name: string, isLate: (c: FakeCall) => boolean): Promise<{ settings: Settings; database: string; late: string[] }> {
+  const database = join(tmp.dir, `${name}.db`);
+  const settings = settingsAt(service.baseUrls('app1'), database, SETTINGS);
+  // Within settleDays (3) of their end: the calls span the last two days.
+  const late = service.calls.filter(isLate).map((c) => c.sessionId).sort();
+  expect(late.length).toBeGreaterThan(3);
+  const first = (await syncWith(settings)).results[0]!;
+  expect(first.status, first.error).toBe('ok');
+  expect((await minutesOff(database, service)).sort()).toEqual(late);
+  service.settleMinutes();
+  const second = (await syncWith(settings)).results[0]!;
+  expect(second.status, second.error).toBe('ok');
+  expect(await minutesOff(database, service)).toEqual([]);
+  return { settings, database, late };
+}
+
 describe('details worked out after the call, under an unchanged list entry', () => {
   it('is read again on the next run (its list entry unchanged) until it has minutes: exact, ok', async () => {
     const service = await FakeCallsService.start({ seed: 71, calls: 120, ongoing: 0, listMinimal: true, lateMinutes: 4, spanHours: 48 });
     try {
-      const database = join(tmp.dir, 'late.db');
-      const settings = settingsAt(service.baseUrls('app1'), database, SETTINGS);
-      // Within settleDays (3) of their end: the calls span the last two days.
-      const late = service.calls.filter((c) => service.minutesLate(c)).map((c) => c.sessionId).sort();
-      expect(late.length).toBeGreaterThan(3);
-
-      const first = (await syncWith(settings)).results[0]!;
-      expect(first.status, first.error).toBe('ok');
-      // The service's first answers: exactly the late calls are short of minutes in the database.
-      expect((await minutesOff(database, service)).sort()).toEqual(late);
-
-      service.settleMinutes();
-      const second = (await syncWith(settings)).results[0]!;
-      expect(second.status, second.error).toBe('ok');
-      expect(await minutesOff(database, service)).toEqual([]);
-
+      const { settings, late } = await twoNights(service, 'late', (c) => service.minutesLate(c));
       // Settled, they are not asked for on every run: the run after the follow-up asks once more
       // (a follow-up's Get stores no list fingerprint, so the listing takes the entry as new), the
       // one after that not at all.
@@ -66,17 +73,7 @@ describe('details worked out after the call, under an unchanged list entry', () 
   it('a participant Get Call leaves out at first (fewer than totalParticipants) is read on the next run: exact, ok', async () => {
     const service = await FakeCallsService.start({ seed: 72, calls: 120, ongoing: 0, listMinimal: true, lateParticipants: 4, spanHours: 48 });
     try {
-      const database = join(tmp.dir, 'late-participant.db');
-      const settings = settingsAt(service.baseUrls('app1'), database, SETTINGS);
-      const late = service.calls.filter((c) => service.participantLate(c)).map((c) => c.sessionId).sort();
-      expect(late.length).toBeGreaterThan(3);
-      const first = (await syncWith(settings)).results[0]!;
-      expect(first.status, first.error).toBe('ok');
-      expect((await minutesOff(database, service)).sort()).toEqual(late);
-      service.settleMinutes();
-      const second = (await syncWith(settings)).results[0]!;
-      expect(second.status, second.error).toBe('ok');
-      expect(await minutesOff(database, service)).toEqual([]);
+      const { database, late } = await twoNights(service, 'late-participant', (c) => service.participantLate(c));
       const rows = await withStore(database, ({ db }) => db.selectFrom('calls').select(['session_id', 'participant_rows']).where('session_id', 'in', late).execute());
       for (const r of rows) expect(r.participant_rows).toBe(service.calls.find((c) => c.sessionId === r.session_id)!.participants.length);
     } finally {
