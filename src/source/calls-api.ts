@@ -67,6 +67,13 @@ export class CallsApi {
     if (!isGetCallEnvelope(body)) return { found: true, unusable: 'Get Call answered without a call (no "data" object, or an empty one)' };
     // The record as received, not zod's copy of it: copying turns a "__proto__" key into a prototype.
     const data: unknown = body.data;
+    // The legacy envelope is a one-element array. More elements that differ are versions of the call
+    // no client can choose between: the first one was stored, ok, whatever the others said (a
+    // hostile fake: 10 user-minutes stored for 4).
+    if (Array.isArray(data) && data.length > 1) {
+      const first = JSON.stringify(data[0]);
+      if (data.some((d) => JSON.stringify(d) !== first)) return { found: true, unusable: `Get Call answered ${data.length} different records for one call` };
+    }
     const raw: unknown = Array.isArray(data) ? data[0] : data;
     const answered = raw && typeof raw === 'object' ? (raw as Record<string, unknown>).sessionId : undefined;
     if (typeof answered !== 'string' || answered === '') return { found: true, unusable: 'Get Call answered a record without a sessionId' };

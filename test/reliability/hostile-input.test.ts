@@ -234,6 +234,39 @@ describe('a Get Call that answers with another call', () => {
   });
 });
 
+describe('a Get Call answering an array of several records', () => {
+  // A hostile-fake probe, round 7: `{"data":[A with 300 s, A with 120 s]}` stored the first, ok
+  // (10 user-minutes for the list's 4); the legacy envelope is a one-element array.
+  it('different versions of the call are unusable (kept as listed, partial); copies of one record, or one element, are the call', async () => {
+    const tmp = tempDir('callsync-get-array-');
+    const listed = (id: string): Json => call(id, { participants: undefined });
+    const longer = (id: string): Json => call(id, { endedAt: T + 300, totalAudioMinutes: 5, participants: [{ ...participant('u1', 0), totalAudioMinutes: 5, totalDuration: 5 }, { ...participant('u2', 1), totalAudioMinutes: 5, totalDuration: 5 }] });
+    const answers: Record<string, Json[]> = { versions: [longer('versions'), call('versions')], copies: [call('copies'), call('copies')], legacy: [call('legacy')] };
+    const server = await startServer((req): Reply => {
+      const { path } = pathAndPage(req.url);
+      if (path === CALLS_PREFIX) {
+        const data = Object.keys(answers).map(listed);
+        return { status: 200, body: JSON.stringify({ data, meta: { pagination: { total: data.length, count: data.length, per_page: 100, current_page: 1, total_pages: 1 } } }) };
+      }
+      return { status: 200, body: JSON.stringify({ data: answers[decodeURIComponent(path.slice(CALLS_PREFIX.length + 1))] }) };
+    });
+    try {
+      const db = join(tmp.dir, 'arrays.db');
+      const r = (await syncWith(settingsAt(viaProxy(server.url, APP), db, { detailFetch: 'auto' }))).results[0]!;
+      expect(r.status).toBe('partial');
+      expect(r.failedCalls).toBe(1);
+      await withStore(db, async (s) => {
+        const calls = await s.db.selectFrom('calls').select(['session_id', 'participant_total_minutes', 'details_source', 'detail_error']).orderBy('session_id').execute();
+        expect(calls.map((c) => [c.session_id, c.details_source, c.participant_total_minutes])).toEqual([['copies', 'detail', 0.5], ['legacy', 'detail', 0.5], ['versions', 'list', 0]]);
+        expect(calls[2]!.detail_error).toMatch(/Get Call answered 2 different records for one call/);
+      });
+    } finally {
+      await server.close();
+      tmp.cleanup();
+    }
+  });
+});
+
 describe('a Get Call answer compared with its list entry before it is parsed', () => {
   it('is stored as Get Call said whether it is the entry byte for byte, spelt differently, or one byte off', async () => {
     const tmp = tempDir('callsync-as-listed-');
