@@ -106,9 +106,20 @@ async function listMembers(deps: { nowSeconds: () => number; runId: string; maxM
   };
   const first = await firstPages(listPage, 'uid');
   const prefetched = new Map(first.pages.map((p) => [p.requested, p.res]));
+  // A later page answering ERR_GUID_NOT_FOUND: the group is gone only if its first page, asked
+  // again, says so too (a group deleted while its pages were read does). Believed at once, one such
+  // answer removed every member of a group that exists, ok (a hostile fake).
+  const laterPage = async (page: number): Promise<MembersPage & { found: true }> => {
+    try {
+      return await listPage(page);
+    } catch (err) {
+      if (!(err instanceof GroupGone) || !(await chat.listGroupMembers(guid, first.base, MAX_MEMBERS_PER_PAGE)).found) throw err;
+      throw new ListingError(`List Group Members of ${guid} answered ERR_GUID_NOT_FOUND on page ${page} while its first page still shows the group`);
+    }
+  };
   for (let index = 0; index < MAX_MEMBER_PAGES; index++) {
     const page = index + first.base;
-    const res = prefetched.get(page) ?? (await listPage(page));
+    const res = prefetched.get(page) ?? (await laterPage(page));
     prefetched.delete(page);
     const meta = pageMeta(res.pagination, res.entries.length);
     if (meta.total !== undefined) {

@@ -135,6 +135,30 @@ describe('group members: exact, or the group is loud and keeps what was stored',
     expect(result.error).toMatch(/^[^\n]*members of \d+ group\(s\) could not be synced completely \([^:]*: List Group Members of [^ ]+ listed 1 member\(s\) twice and reports no total/);
   });
 
+  // A hostile-fake probe, round 7: one ERR_GUID_NOT_FOUND on page 2 of a group that exists removed
+  // all its stored members, and the run said ok.
+  it('ERR_GUID_NOT_FOUND on a later page while the first page shows the group: members kept, partial; the next run exact', async () => {
+    const service = await FakeCallsService.start({ seed: 75, calls: 150, ongoing: 0, members: { cap: 20 } });
+    try {
+      const database = join(tmp.dir, 'members-later-not-found.db');
+      const settings = settingsAt(service.baseUrls('app1'), database, SETTINGS);
+      const stored = async (): Promise<number> => (await withStore(database, ({ db }) => db.selectFrom('group_members').select('uid').execute())).length;
+      const all = [...service.members.values()].reduce((n, u) => n + u.length, 0);
+      expect((await syncWith(settings)).results[0]!.status).toBe('ok');
+      expect(await stored()).toBe(all);
+      service.membersNotFoundLater = 1;
+      const hiccup = (await syncWith(settings)).results[0]!;
+      expect(hiccup.groupsNotFound).toBe(0);
+      expect(hiccup.status).toBe('partial');
+      expect(hiccup.error).toMatch(/^[^\n]*answered ERR_GUID_NOT_FOUND on page 2 while its first page still shows the group/);
+      expect(await stored()).toBe(all);
+      expect((await syncWith(settings)).results[0]!.status).toBe('ok');
+      expect(await stored()).toBe(all);
+    } finally {
+      await service.close();
+    }
+  });
+
   it('a bare 404 from List Group Members (no ERR_GUID_NOT_FOUND): the group is not taken as deleted, partial', async () => {
     const { result } = await run(4, { members: { bare404: true } });
     expect(result.groupsNotFound).toBe(0);

@@ -148,6 +148,8 @@ export class FakeCallsService {
   /** Current members of each group, by guid. */
   readonly members = new Map<string, string[]>();
   listRequests = 0;
+  /** List Group Members answers ERR_GUID_NOT_FOUND for the next this-many requests of a page after the first (the group still exists). */
+  membersNotFoundLater = 0;
   /** The session ids Get Call was asked for, in order. */
   readonly getIds: string[] = [];
   readonly #rand: () => number;
@@ -396,6 +398,10 @@ export class FakeCallsService {
         this.#churned++;
         all.shift();
         all.push(`${guid}-joined-${this.#churned}`);
+      }
+      if (page > 1 && this.membersNotFoundLater > 0) {
+        this.membersNotFoundLater--;
+        return json(404, { error: { code: 'ERR_GUID_NOT_FOUND', message: `The group with GUID ${guid} does not exist.` } });
       }
       const served = all.slice((page - 1) * size, page * size);
       if (m.page2Short && page === 2) served.pop();
