@@ -8,6 +8,14 @@ import { mediaOf } from './answer-check.js';
  */
 export const AUDITS_PER_RUN = 16;
 
+/**
+ * Of AUDITS_PER_RUN, the audits kept for entries carrying more media than any audited before them
+ * in the run: a list that caps the media it shows per entry (3 of an older call's 5 recordings,
+ * while the newer entries audited first each had 1) looks whole on every entry the cap does not
+ * reach (a hostile fake: 2 of 35 recordings lost, ok).
+ */
+export const RICHEST_AUDITS = 4;
+
 /** The `callsync_settings` key that remembers, per app and region, that list entries leave media out. */
 export function omitsMediaSetting(appId: string, region: string): string {
   return `list_entries_omit_media:${appId}:${region}`;
@@ -17,13 +25,17 @@ export function omitsMediaSetting(appId: string, region: string): string {
  * Whether a list entry's recordings and transcriptions are whole. Participants can be counted
  * against `totalParticipants`, but nothing states how many recordings a call has, and a list that
  * carries "some" of them (the documentation: entries "can include" them) looks whole. So it is
- * checked at run time: each run, the first AUDITS_PER_RUN complete-looking entries with media are
- * fetched with Get Call and compared. Once Get Call shows more than an entry did, list entries with
+ * checked at run time: each run, the first complete-looking entries with media, and then those
+ * carrying more media than any audited so far (RICHEST_AUDITS of the AUDITS_PER_RUN), are fetched
+ * with Get Call and compared. Once Get Call shows more than an entry did, list entries with
  * media are never trusted again for that app and region (remembered in `callsync_settings`), and
  * the calls stored from such entries are fetched again (see follow-ups).
  */
 export class ListAudit {
-  #budget = AUDITS_PER_RUN;
+  #budget = AUDITS_PER_RUN - RICHEST_AUDITS;
+  #richBudget = RICHEST_AUDITS;
+  /** The most media items (recordings and transcriptions) of an entry audited in this run. */
+  #mostAudited = 0;
   #omits: string | undefined;
   #found: string | undefined;
 
@@ -37,8 +49,11 @@ export class ListAudit {
     const m = mediaOf(call);
     if (m.recordings === 0 && m.transcriptions === 0) return 'list';
     if (this.#omits !== undefined) return 'get';
-    if (this.#budget <= 0) return 'list';
-    this.#budget--;
+    const items = m.recordings + m.transcriptions;
+    if (this.#budget > 0) this.#budget--;
+    else if (this.#richBudget > 0 && items > this.#mostAudited) this.#richBudget--;
+    else return 'list';
+    this.#mostAudited = Math.max(this.#mostAudited, items);
     return 'audit';
   }
 

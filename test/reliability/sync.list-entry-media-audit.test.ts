@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { syncWith, tempDir, withStore } from '../helpers/harness.js';
-import { AUDITS_PER_RUN, omitsMediaSetting } from '../../src/sync/list-audit.js';
+import { AUDITS_PER_RUN, omitsMediaSetting, RICHEST_AUDITS } from '../../src/sync/list-audit.js';
 import { FakeCallsService, type FakeOptions } from './support/fake-calls-service.js';
 import { settingsAt } from './support/matrix.js';
 
@@ -69,9 +69,29 @@ describe('list entries with media are audited against Get Call', () => {
       const database = join(tmp.dir, 'whole.db');
       const summary = await syncWith(settingsAt(service.baseUrls('app1'), database, SETTINGS));
       expect(summary.results[0]!.status).toBe('ok');
-      expect(summary.results[0]!.detailFetches).toBe(AUDITS_PER_RUN);
+      // Every entry has 2 recordings: none carries more than the first audited, so the audits kept
+      // for richer entries are not spent.
+      expect(summary.results[0]!.detailFetches).toBe(AUDITS_PER_RUN - RICHEST_AUDITS);
       expect(recordingsMissing(service, await recordingsStored(database))).toEqual([]);
       expect(await setting(database)).toBeUndefined();
+    } finally {
+      await service.close();
+    }
+  });
+
+  // A hostile-fake probe, round 6 (F2): a list that caps the recordings it shows per entry at 3
+  // looked whole on every entry the cap did not reach, and the audits went to the first entries.
+  it('a list capping recordings per entry: the entry carrying the most is audited, the cap found, every recording stored, ok', async () => {
+    const service = await start({ seed: 43, recordings: { every: 1, listed: 'all', listCap: 3 } });
+    try {
+      // One older call (past the first audits) with 5 recordings; its entry shows 3.
+      const older = [...service.calls].filter((c) => Array.isArray(c.recordings)).sort((a, b) => a.initiatedAt - b.initiatedAt)[10]!;
+      older.recordings = [0, 1, 2, 3, 4].map((k) => ({ rid: `${older.sessionId}-x${k}`, recording_url: `https://rec.invalid/x${k}.mp4`, startTime: older.startedAt, endTime: older.endedAt, duration: 0.5 }));
+      const database = join(tmp.dir, 'capped.db');
+      const summary = await syncWith(settingsAt(service.baseUrls('app1'), database, SETTINGS));
+      expect(summary.results[0]!.status).toBe('ok');
+      expect(recordingsMissing(service, await recordingsStored(database))).toEqual([]);
+      expect(await setting(database)).toMatch(/^List Calls entries leave media out \(call .*: 3 recording\(s\) and 0 transcription\(s\) listed, 5 and 0 in Get Call\)$/);
     } finally {
       await service.close();
     }

@@ -111,6 +111,8 @@ export interface FakeOptions {
     every: number;
     /** What List Calls entries carry: every recording, only the first, or none (hasRecording still true). */
     listed: 'all' | 'first' | 'none';
+    /** List Calls entries carry at most this many recordings (Get Call all of them). */
+    listCap?: number;
     /** The first Get Call of each recorded call answers an older state: hasRecording false, no recordings (a lagging replica). */
     staleFirstGet?: boolean;
   };
@@ -304,6 +306,8 @@ export class FakeCallsService {
     const w: Wire = { ...c, participants: c.participants.map((p) => ({ ...p })) };
     if (listed && this.opts.recordings?.listed === 'first' && Array.isArray(c.recordings)) w.recordings = c.recordings.slice(0, 1);
     if (listed && this.opts.recordings?.listed === 'none') delete w.recordings;
+    const cap = this.opts.recordings?.listCap;
+    if (listed && cap !== undefined && Array.isArray(w.recordings)) w.recordings = w.recordings.slice(0, cap);
     if (listed && this.opts.listMinimal) {
       const { sessionId, type, mode, status, receiverType, receiver, initiatedAt, startedAt, endedAt } = c;
       return { sessionId, type, mode, status, receiverType, receiver, initiatedAt, startedAt, endedAt };
