@@ -7,6 +7,7 @@ import { collect, runCli, spawnCli } from '../../helpers/cli.js';
 import { integrityProblems } from '../../helpers/db-dump.js';
 import { KEY_ENV, TEST_KEY, testConfig, withStore } from '../../helpers/harness.js';
 import { diffAgainstTruth } from '../../helpers/truth-diff.js';
+import { onlyUnreadCallsError } from '../../helpers/unread-line.js';
 import { seededRandom } from './prng.js';
 
 /** Calls stored so far, read through a separate read-only connection (WAL lets it read mid-write). */
@@ -101,7 +102,7 @@ export async function crashAndRecover(sim: Simulator, dir: string, seed: number,
     const runs = await s.db.selectFrom('sync_runs').select(['status', 'error']).orderBy('id').execute();
     if (runs.at(-1)?.status !== completeStatus) problems.push(`last run is ${runs.at(-1)?.status ?? 'missing'}`);
     const why = runs.at(-1)?.error ?? '';
-    if (unreadable && !/^app \S+ \(\w+\): \d+ listed call\(s\) could be read neither from List Calls nor from Get Call .*read again on the next run$/.test(why)) problems.push(`last run's error: ${why}`);
+    if (unreadable && !onlyUnreadCallsError().test(why)) problems.push(`last run's error: ${why}`);
     const bad = runs.slice(0, -1).filter((r) => r.status !== 'abandoned' && r.status !== completeStatus);
     if (bad.length) problems.push(`earlier runs left as ${bad.map((r) => r.status).join(', ')}`);
     const rejected = await s.db.selectFrom('rejected_records').select('record_key').execute();
