@@ -23,6 +23,8 @@ export interface GroupSyncResult {
   firstUnread?: string | undefined;
   /** Groups whose members could not be synced, with the reason; retried on the next run. */
   failed: string[];
+  /** Members were read with a smaller page than the documented maximum: why, and the refusal. */
+  pageSizeRefused?: { line: string; refusal: string } | undefined;
 }
 
 /**
@@ -44,6 +46,26 @@ class GroupGone extends Error {}
 const GROUP_CONCURRENCY = 4;
 /** A group larger than this many pages is an error in the listing, not a group. */
 const MAX_MEMBER_PAGES = 10_000;
+/** List Group Members' documented default page size: asked when the service refuses the maximum. */
+const FALLBACK_MEMBERS_PER_PAGE = 100;
+
+/** The page size members are asked with, for one app's run: lowered once the service refuses it. */
+interface MembersPageSize {
+  perPage: number;
+  /** Why it was lowered (see GroupSyncResult). */
+  refused?: { line: string; refusal: string };
+}
+
+/** A group's first page refused (HTTP 400 or 422) at a page size above the documented default. */
+class PageSizeRefused extends Error {
+  constructor(readonly perPage: number, readonly refusal: ApiError) {
+    super(refusal.message);
+  }
+}
+
+function refusesPageSize(err: unknown): err is ApiError {
+  return err instanceof ApiError && err.kind === 'client' && (err.status === 400 || err.status === 422);
+}
 
 function memberRow(appId: string, guid: string, m: ReturnType<typeof ApiGroupMemberSchema.parse>, now: number): NewGroupMemberRow {
   return {
@@ -83,10 +105,16 @@ const MAX_MEMBER_READINGS = 3;
  * are numbered (firstPages). Throws GroupGone when the group no longer exists, and ListingError
  * when the listing does not add up.
  */
-async function listMembers(deps: { nowSeconds: () => number; runId: string; maxMembers?: number | undefined }, chat: ChatApi, appId: string, guid: string): Promise<ListedMembers> {
+async function listMembers(
+  deps: { nowSeconds: () => number; runId: string; maxMembers?: number | undefined; size: MembersPageSize },
+  chat: ChatApi,
+  appId: string,
+  guid: string,
+): Promise<ListedMembers> {
   const members: NewGroupMemberRow[] = [];
   const rejects: NewRejectedRow[] = [];
-  const end = new ListingEnd(MAX_MEMBERS_PER_PAGE, `List Group Members of ${guid}`, 'members');
+  const perPage = deps.size.perPage;
+  const end = new ListingEnd(perPage, `List Group Members of ${guid}`, 'members');
   const seen = new DistinctIds();
   let previous: string[] | undefined;
   let askedAgain = false;
@@ -99,12 +127,16 @@ async function listMembers(deps: { nowSeconds: () => number; runId: string; maxM
   // Only the service's own code says the group is gone (GroupGone); asked for page 0, a server
   // counting from 1 might say so too, so there it only sends firstPages on to page 1.
   const listPage = async (page: number): Promise<MembersPage & { found: true }> => {
-    const res = await chat.listGroupMembers(guid, page, MAX_MEMBERS_PER_PAGE);
+    const res = await chat.listGroupMembers(guid, page, perPage);
     if (res.found) return res;
     if (page === 0) return { found: true, entries: [], pagination: undefined };
     throw new GroupGone();
   };
-  const first = await firstPages(listPage, 'uid');
+  // A service capping the page size below the documented maximum may refuse it outright rather than
+  // serve smaller pages: every group then failed, every night, with no setting to change it.
+  const first = await firstPages(listPage, 'uid').catch((err: unknown) => {
+    throw perPage > FALLBACK_MEMBERS_PER_PAGE && refusesPageSize(err) ? new PageSizeRefused(perPage, err) : err;
+  });
   const prefetched = new Map(first.pages.map((p) => [p.requested, p.res]));
   // A later page answering ERR_GUID_NOT_FOUND: the group is gone only if its first page, asked
   // again, says so too (a group deleted while its pages were read does). Believed at once, one such
@@ -113,7 +145,7 @@ async function listMembers(deps: { nowSeconds: () => number; runId: string; maxM
     try {
       return await listPage(page);
     } catch (err) {
-      if (!(err instanceof GroupGone) || !(await chat.listGroupMembers(guid, first.base, MAX_MEMBERS_PER_PAGE)).found) throw err;
+      if (!(err instanceof GroupGone) || !(await chat.listGroupMembers(guid, first.base, perPage)).found) throw err;
       throw new ListingError(`List Group Members of ${guid} answered ERR_GUID_NOT_FOUND on page ${page} while its first page still shows the group`);
     }
   };
@@ -212,7 +244,15 @@ async function stableMembers(deps: Parameters<typeof listMembers>[0], chat: Chat
       listed = await listMembers(deps, chat, appId, guid);
     } catch (err) {
       if (err instanceof GroupGone) return undefined;
-      throw err;
+      if (!(err instanceof PageSizeRefused)) throw err;
+      // The documented default from now on, for every group of this run (groups listed at the same
+      // time may each have been refused); not counted as a reading.
+      if (deps.size.perPage === err.perPage) {
+        const line = `List Group Members refused perPage=${err.perPage}, the documented maximum; members are read ${FALLBACK_MEMBERS_PER_PAGE} to a page in this run`;
+        deps.size = { perPage: FALLBACK_MEMBERS_PER_PAGE, refused: { line, refusal: err.refusal.message } };
+      }
+      reading--;
+      continue;
     }
     if (!listed.moved && (listed.pages <= 1 || (before !== undefined && sameMembers(before, listed)))) return listed;
     if (listed.moved) changes.push(`count ${listed.moved}`);
@@ -235,11 +275,12 @@ export async function syncGroupMembers(
 ): Promise<GroupSyncResult> {
   const result: GroupSyncResult = { groups: 0, members: 0, notFound: 0, rejected: 0, unreadMembers: 0, failed: [] };
   const limit = pLimit(GROUP_CONCURRENCY);
+  const listing = { ...deps, size: { perPage: MAX_MEMBERS_PER_PAGE } as MembersPageSize };
   await Promise.all(
     guids.map((guid) =>
       limit(async () => {
         // Still changing after MAX_MEMBER_READINGS, the stored members stay and the group is retried on the next run.
-        const listed = await stableMembers(deps, chat, appId, guid);
+        const listed = await stableMembers(listing, chat, appId, guid);
         if (!listed) {
           await deps.db.transaction().execute((trx) => markGroupNotFound(trx, appId, guid, deps.nowSeconds()));
           result.notFound++;
@@ -261,5 +302,6 @@ export async function syncGroupMembers(
       }),
     ),
   );
+  result.pageSizeRefused = listing.size.refused;
   return result;
 }

@@ -159,6 +159,22 @@ describe('group members: exact, or the group is loud and keeps what was stored',
     }
   });
 
+  // A hostile-fake probe, round 7: a service refusing perPage=1000 (the documented maximum) failed
+  // every group, every night, with nothing the user could set.
+  it('perPage=1000 refused with a 400: members read 100 to a page, exact, ok', async () => {
+    const { result, missing, extra, groups } = await run(15, { members: { cap: 20, maxPerPage: 100 } });
+    expect(groups).toBeGreaterThan(0);
+    expect(result.status, result.error).toBe('ok');
+    expect({ missing, extra }).toEqual({ missing: [], extra: [] });
+  });
+
+  it('every page size above 50 refused: partial, one line naming the refusal', async () => {
+    const { result, missing, groups } = await run(16, { members: { maxPerPage: 50 } });
+    expect(result.status).toBe('partial');
+    expect(result.error).toMatch(new RegExp(`^[^\\n]*members of ${groups} group\\(s\\) could not be synced completely \\([^:]*: [^\\n]*List Group Members of [^\\n]*failed: HTTP 400 ERR_BAD_REQUEST \\(perPage must be at most 50\\)`));
+    expect(missing.length).toBeGreaterThan(0);
+  });
+
   it('a bare 404 from List Group Members (no ERR_GUID_NOT_FOUND): the group is not taken as deleted, partial', async () => {
     const { result } = await run(4, { members: { bare404: true } });
     expect(result.groupsNotFound).toBe(0);

@@ -87,6 +87,8 @@ export interface FakeOptions {
     unreadableFirst?: boolean;
     /** Page 2's last entry is the group's first member again (overlapping pages): the member that belongs there is never shown. */
     overlapPage2?: boolean;
+    /** A perPage above this is refused with a 400 (a service whose cap is below the documented 1000). */
+    maxPerPage?: number;
   };
   /** Page 0 (of pages counted from 1) answers no calls, its current_page echoing the request's 0. */
   pageZeroEmptyEcho?: boolean;
@@ -385,6 +387,9 @@ export class FakeCallsService {
       const requested = Number(params.get('perPage') ?? 100);
       const size = Math.min(requested, m.cap ?? 1000);
       if (m.bare404) return { status: 404, body: '<html><body><h1>404 Not Found</h1></body></html>' };
+      if (m.maxPerPage !== undefined && requested > m.maxPerPage) {
+        return json(400, { error: { code: 'ERR_BAD_REQUEST', message: `perPage must be at most ${m.maxPerPage}` } });
+      }
       if (m.pageZero !== undefined && (m.pageBase ?? 1) === 1 && params.get('page') === '0') {
         return m.pageZero === 'refuse'
           ? json(400, { error: { code: 'ERR_BAD_REQUEST', message: 'page must be 1 or more' } })
