@@ -180,19 +180,20 @@ export async function listUnsettledCalls(db: Db, appId: string, region: string, 
 }
 
 /**
- * Calls stored from their list entry that carry recordings or transcriptions: fetched again once
- * list entries are seen to leave media out (sync/list-audit.ts).
+ * Calls stored from their list entry: those that carry recordings or transcriptions (`media`), fetched
+ * again once list entries are seen to leave media out, or all of them, once entries are seen to
+ * state something other than Get Call (sync/list-audit.ts).
  */
-export async function listCallsWithListedMedia(db: Db, appId: string, region: string): Promise<string[]> {
-  const rows = await db
+export async function listCallsStoredFromList(db: Db, appId: string, region: string, which: 'media' | 'all'): Promise<string[]> {
+  let q = db
     .selectFrom('calls')
     .select('session_id')
     .where('app_id', '=', appId)
     .where('region', '=', region)
     .where('details_source', '=', 'list')
-    .where('not_found_at', 'is', null)
-    .where((eb) => eb.or([eb('has_recording', '=', 1), eb('has_transcription', '=', 1)]))
-    .execute();
+    .where('not_found_at', 'is', null);
+  if (which === 'media') q = q.where((eb) => eb.or([eb('has_recording', '=', 1), eb('has_transcription', '=', 1)]));
+  const rows = await q.execute();
   return rows.map((r) => r.session_id);
 }
 

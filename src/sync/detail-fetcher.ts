@@ -65,6 +65,11 @@ export class DetailFetcher {
    * are kept, so memory stays small when every listed call is fetched (detailFetch always).
    */
   readonly fetched = new Set<string>();
+  /**
+   * Groups of the group calls Get Call supplied: a list entry that does not say who a call went to
+   * (a hostile fake) named no group, and the group's members were never synced, ok.
+   */
+  readonly groups = new Set<string>();
 
   constructor(private readonly d: DetailFetcherDeps) {}
 
@@ -177,8 +182,9 @@ export class DetailFetcher {
       unusable(`Get Call answered an older state of the call than its list entry (${older})`, 'unusable_detail');
       return;
     }
-    if (p.audit) d.audit?.check(p.call, parsed.call);
-    this.#store(p.json !== undefined ? withListedFields(p.call, parsed.call) : parsed.call, json, p, now, w, onLive);
+    const call = p.json !== undefined ? withListedFields(p.call, parsed.call) : parsed.call;
+    if (p.audit) d.audit?.check(p.call, call);
+    this.#store(call, json, p, now, w, onLive);
   }
 
   /** The rows of a call Get Call supplied (its text `json`), and it leaves the retry list. */
@@ -187,6 +193,7 @@ export class DetailFetcher {
     const row = apiCallToRows(call, undefined, { appId: d.appId, region: d.region, now, source: 'detail', listFingerprint: p.listFingerprint, rawJson: json });
     if (p.json !== undefined && row.call.is_final === 0) onLive(call.sessionId);
     if (looksUnsettled(row)) this.fetched.add(call.sessionId);
+    if (row.call.receiver_type === 'group' && row.call.receiver) this.groups.add(row.call.receiver);
     w.rows.push(row);
     w.cleared.push(call.sessionId);
   }

@@ -7,12 +7,11 @@ import { AppHttpClient } from '../source/http-client.js';
 import type { ListingOrder } from '../source/listing-evidence.js';
 import { CallListing } from '../source/paginate-calls.js';
 import { RequestPacer } from '../source/request-pacer.js';
-import { hasStoredCalls, listCallsWithListedMedia, listLiveCalls, listUnsettledCalls, loadCallStates, type StoredCallState } from '../store/calls-repo.js';
+import { hasStoredCalls, listCallsStoredFromList, listLiveCalls, listUnsettledCalls, loadCallStates, type StoredCallState } from '../store/calls-repo.js';
 import { listRetries } from '../store/retries-repo.js';
 import { getSyncState } from '../store/runs-repo.js';
-import { getSetting } from '../store/settings-repo.js';
 import { unixSeconds } from '../config/clock.js';
-import { ListAudit, omitsMediaSetting } from './list-audit.js';
+import { ListAudit } from './list-audit.js';
 import { parseListPage, planPage, unreadableEntries } from './page-planner.js';
 import { RecentCalls } from './recent-calls.js';
 import { syncModeFor } from './sync-mode.js';
@@ -105,7 +104,7 @@ async function dryRunApp(deps: SyncDeps, settings: Settings, app: AppSettings, o
     let readable = 0;
     // As the sync plans: the media audit's Gets (and, once entries are known to leave media out,
     // every entry with media fetched), and recent not-found calls asked again.
-    const audit = settings.detailFetch === 'auto' ? new ListAudit(await getSetting(db, omitsMediaSetting(app.appId, app.region))) : undefined;
+    const audit = settings.detailFetch === 'auto' ? await ListAudit.load(db, app.appId, app.region) : undefined;
     const recheckNotFoundSince = unixSeconds(clock) - settings.settleDays * 86_400;
     const listing = new CallListing(new CallsApi(client, app.callsBaseUrl), settings.pageSize, { maxPages: settings.maxPagesPerRun, ...(lowerBound !== undefined ? { lowerBound } : {}) });
     for await (const page of listing.pages()) {
@@ -159,7 +158,7 @@ async function dryRunApp(deps: SyncDeps, settings: Settings, app: AppSettings, o
       for (const id of await listLiveCalls(db, app.appId, app.region)) if (!listedLive.has(id)) more.add(id);
       for (const x of await listRetries(db, app.appId, app.region)) more.add(x.sessionId);
       for (const id of await listUnsettledCalls(db, app.appId, app.region, now - settings.settleDays * 86_400)) more.add(id);
-      if (audit?.omits !== undefined) for (const id of await listCallsWithListedMedia(db, app.appId, app.region)) more.add(id);
+      if (audit?.refetchListed !== undefined) for (const id of await listCallsStoredFromList(db, app.appId, app.region, audit.refetchListed)) more.add(id);
       for (const id of asked) more.delete(id);
       r.followUpGetCalls = more.size;
     }

@@ -1,8 +1,9 @@
 import type { Kysely } from 'kysely';
-import { listCallsWithListedMedia, listLiveCalls, listUnsettledCalls, markStaleLiveCalls } from '../store/calls-repo.js';
+import { listCallsStoredFromList, listLiveCalls, listUnsettledCalls, markStaleLiveCalls } from '../store/calls-repo.js';
 import { listRetries } from '../store/retries-repo.js';
 import type { Database } from '../store/schema.js';
 import { pendingById, type Pending } from './page-planner.js';
+import type { RefetchListed } from './list-audit.js';
 
 /** Get Calls handed to the fetcher at once by the follow-up passes. */
 const BATCH = 100;
@@ -18,8 +19,8 @@ export interface FollowUpInput {
   listedLive: ReadonlySet<string>;
   /** Calls Get Call was already asked for in this run. */
   fetched: ReadonlySet<string>;
-  /** List entries are known to leave media out: calls stored from one with media are fetched again. */
-  refetchListedMedia: boolean;
+  /** List entries are known to leave media out (`media`) or to differ from Get Call (`all`): calls stored from them are fetched again. */
+  refetchListed: RefetchListed;
   fetchAndWrite: (pending: Pending[]) => Promise<void>;
   stopped: () => boolean;
 }
@@ -41,7 +42,8 @@ export interface FollowUpResult {
  * - final calls that look unsettled (recordings promised but absent, a joined participant without
  *   minutes, final without an end), until they settle or settleDays have passed since they ended;
  * - once list entries are seen to leave recordings or transcriptions out, every call stored from
- *   such an entry (until each has been fetched; an interrupted run leaves the rest to the next).
+ *   such an entry; once they are seen to state anything differently from Get Call, every call
+ *   stored from its entry (until each has been fetched; an interrupted run leaves the rest to the next).
  */
 export async function followUpFetches(input: FollowUpInput): Promise<FollowUpResult> {
   const { db, appId, region, now } = input;
@@ -71,8 +73,8 @@ export async function followUpFetches(input: FollowUpInput): Promise<FollowUpRes
   out.unsettled = unsettled.length;
   await run(unsettled.map((id) => pendingById(id)));
 
-  if (input.refetchListedMedia) {
-    const media = (await listCallsWithListedMedia(db, appId, region)).filter((id) => !skip(id));
+  if (input.refetchListed !== undefined) {
+    const media = (await listCallsStoredFromList(db, appId, region, input.refetchListed)).filter((id) => !skip(id));
     out.media = media.length;
     await run(media.map((id) => pendingById(id)));
   }

@@ -1,79 +1,159 @@
 import type { ApiCall } from '../source/schemas.js';
+import type { Db } from '../store/compiled-statements.js';
+import { getSetting, saveSetting } from '../store/settings-repo.js';
+import { apiCallToRows } from '../transform/call-rows.js';
+import { rowsDiffer } from '../transform/compare-rows.js';
 import { mediaOf } from './answer-check.js';
 
+/** Audits of the first complete-looking entries of a run, whatever they carry. */
+export const FIRST_AUDITS = 8;
 /**
- * Get Calls per run that audit list entries carrying recordings or transcriptions. Few enough to
- * keep a nightly run near 0.02 requests a call; with nightly runs a service that leaves media out of
- * one entry in ten is caught within a run or two (1 − 0.9^16 = 81 % a run).
+ * Audits spread over the rest of the run: the 16th, 32nd, 64th… complete-looking entry, and the
+ * 16th, 32nd… of those with media (at most this many of each). A service whose older entries are
+ * shaped differently (a cap on recordings only older calls reach, an older format) is not met by
+ * the first entries.
  */
-export const AUDITS_PER_RUN = 16;
-
+export const SPREAD_AUDITS = 8;
+/** Audits of the first entries carrying recordings or transcriptions (counting those audited above). */
+export const MEDIA_AUDITS = 8;
 /**
- * Of AUDITS_PER_RUN, the audits kept for entries carrying more media than any audited before them
- * in the run: a list that caps the media it shows per entry (3 of an older call's 5 recordings,
- * while the newer entries audited first each had 1) looks whole on every entry the cap does not
- * reach (a hostile fake: 2 of 35 recordings lost, ok).
+ * Audits of entries carrying more media than any audited before them in the run: a list that caps
+ * the media it shows per entry (3 of an older call's 5 recordings, while the newer entries audited
+ * first each had 1) looks whole on every entry the cap does not reach (a hostile fake: 2 of 35
+ * recordings lost, ok).
  */
 export const RICHEST_AUDITS = 4;
+/** The most Get Calls a run spends on audits: a few dozen, near nothing beside a night's calls. */
+export const AUDITS_PER_RUN = FIRST_AUDITS + 2 * SPREAD_AUDITS + MEDIA_AUDITS + RICHEST_AUDITS;
 
 /** The `callsync_settings` key that remembers, per app and region, that list entries leave media out. */
 export function omitsMediaSetting(appId: string, region: string): string {
   return `list_entries_omit_media:${appId}:${region}`;
 }
 
+/** The `callsync_settings` key that remembers that list entries state something other than Get Call. */
+export function differsSetting(appId: string, region: string): string {
+  return `list_entries_differ:${appId}:${region}`;
+}
+
+/** Calls stored from their list entry that are fetched again: those with media, or all of them. */
+export type RefetchListed = 'media' | 'all' | undefined;
+
+const isPowerOfTwo = (n: number): boolean => (n & (n - 1)) === 0;
+
 /**
- * Whether a list entry's recordings and transcriptions are whole. Participants can be counted
- * against `totalParticipants`, but nothing states how many recordings a call has, and a list that
- * carries "some" of them (the documentation: entries "can include" them) looks whole. So it is
- * checked at run time: each run, the first complete-looking entries with media, and then those
- * carrying more media than any audited so far (RICHEST_AUDITS of the AUDITS_PER_RUN), are fetched
- * with Get Call and compared. Once Get Call shows more than an entry did, list entries with
- * media are never trusted again for that app and region (remembered in `callsync_settings`), and
- * the calls stored from such entries are fetched again (see follow-ups).
+ * Whether complete-looking list entries are what Get Call answers. The list's fields are not
+ * documented (entries "can include" participants and media), so an entry that carries everything
+ * listEntryIsComplete asks for may still hold less or other: some of the recordings, minutes
+ * rounded to integers, one participant per user where Get Call has one per device (a hostile fake,
+ * round 8: each ok). It is checked at run time: each run fetches some complete-looking entries with
+ * Get Call (the first ones, then spread over the run, and those with media as above) and compares
+ * the rows each would store. When Get Call shows more media, list entries with media are not
+ * trusted again for that app and region; when it states anything else, no list entry is: both are
+ * remembered in `callsync_settings`, and the calls stored from such entries are fetched again (see
+ * follow-ups). A call that changed between its listing and its Get looks the same; that costs
+ * requests, never minutes.
  */
 export class ListAudit {
-  #budget = AUDITS_PER_RUN - RICHEST_AUDITS;
-  #richBudget = RICHEST_AUDITS;
+  /** Complete-looking entries routed in this run. */
+  #seen = 0;
+  /** Of them, those carrying media. */
+  #seenMedia = 0;
+  #spread = SPREAD_AUDITS;
+  #spreadMedia = SPREAD_AUDITS;
+  #media = MEDIA_AUDITS;
+  #rich = RICHEST_AUDITS;
   /** The most media items (recordings and transcriptions) of an entry audited in this run. */
   #mostAudited = 0;
   #omits: string | undefined;
-  #found: string | undefined;
+  #differs: string | undefined;
+  /** What this run found: media left out, or anything else stated otherwise. */
+  #foundMedia: string | undefined;
+  #foundDiffers: string | undefined;
 
-  /** `omits`: why an earlier run stopped trusting these entries, if one did. */
-  constructor(omits: string | undefined) {
+  /** Why earlier runs stopped trusting entries with media (`omits`) or any entry (`differs`). */
+  constructor(omits: string | undefined, differs: string | undefined = undefined) {
     this.#omits = omits;
+    this.#differs = differs;
+  }
+
+  static async load(db: Db, appId: string, region: string): Promise<ListAudit> {
+    return new ListAudit(await getSetting(db, omitsMediaSetting(appId, region)), await getSetting(db, differsSetting(appId, region)));
   }
 
   /** A complete-looking list entry: stored as listed, fetched (entries not trusted), or audited. */
   route(call: ApiCall): 'list' | 'get' | 'audit' {
+    if (this.#differs !== undefined) return 'get';
     const m = mediaOf(call);
-    if (m.recordings === 0 && m.transcriptions === 0) return 'list';
-    if (this.#omits !== undefined) return 'get';
     const items = m.recordings + m.transcriptions;
-    if (this.#budget > 0) this.#budget--;
-    else if (this.#richBudget > 0 && items > this.#mostAudited) this.#richBudget--;
-    else return 'list';
-    this.#mostAudited = Math.max(this.#mostAudited, items);
-    return 'audit';
+    if (items > 0 && this.#omits !== undefined) return 'get';
+    const n = ++this.#seen;
+    let audit = n <= FIRST_AUDITS;
+    if (!audit && n >= 16 && isPowerOfTwo(n) && this.#spread > 0) {
+      this.#spread--;
+      audit = true;
+    }
+    if (items > 0) {
+      const k = ++this.#seenMedia;
+      if (!audit && k >= 16 && isPowerOfTwo(k) && this.#spreadMedia > 0) {
+        this.#spreadMedia--;
+        audit = true;
+      }
+      if (this.#media > 0) {
+        this.#media--;
+        audit = true;
+      } else if (!audit && this.#rich > 0 && items > this.#mostAudited) {
+        this.#rich--;
+        audit = true;
+      }
+      if (audit) this.#mostAudited = Math.max(this.#mostAudited, items);
+    }
+    return audit ? 'audit' : 'list';
   }
 
-  /** Compares what Get Call answered for an audited call with its list entry. */
+  /** Compares what Get Call answered for an audited call (`got`, as it would be stored) with its list entry. */
   check(listed: ApiCall, got: ApiCall): void {
-    if (this.#omits !== undefined) return;
+    if (this.#differs !== undefined) return;
+    const id = listed.sessionId.slice(0, 80);
     const l = mediaOf(listed);
     const g = mediaOf(got);
-    if (g.recordings <= l.recordings && g.transcriptions <= l.transcriptions) return;
-    this.#omits = `List Calls entries leave media out (call ${listed.sessionId.slice(0, 80)}: ${l.recordings} recording(s) and ${l.transcriptions} transcription(s) listed, ${g.recordings} and ${g.transcriptions} in Get Call)`;
-    this.#found = this.#omits;
+    // More media in Get Call is the media finding (also for audits already under way when it was made).
+    if (g.recordings > l.recordings || g.transcriptions > l.transcriptions) {
+      if (this.#omits !== undefined) return;
+      this.#omits = `List Calls entries leave media out (call ${id}: ${l.recordings} recording(s) and ${l.transcriptions} transcription(s) listed, ${g.recordings} and ${g.transcriptions} in Get Call)`;
+      this.#foundMedia = this.#omits;
+      return;
+    }
+    const ctx = { appId: '', region: '', now: 0, listFingerprint: null, rawJson: '' } as const;
+    const differ = rowsDiffer(apiCallToRows(listed, undefined, { ...ctx, source: 'list' }), apiCallToRows(got, undefined, { ...ctx, source: 'detail' }));
+    if (differ.length === 0) return;
+    this.#differs = `List Calls entries differ from Get Call (call ${id}: ${differ.join(', ')})`;
+    this.#foundDiffers = this.#differs;
   }
 
   /** Set when entries with media are not trusted (found in this run or an earlier one). */
   get omits(): string | undefined {
-    return this.#omits;
+    return this.#differs ?? this.#omits;
+  }
+
+  /** Which calls stored from their list entry are to be fetched again. */
+  get refetchListed(): RefetchListed {
+    return this.#differs !== undefined ? 'all' : this.#omits !== undefined ? 'media' : undefined;
   }
 
   /** Set when this run found it (to remember it, and say so once). */
   get foundNow(): string | undefined {
-    return this.#found;
+    return this.#foundDiffers ?? this.#foundMedia;
+  }
+
+  /** Remembers what this run found against the app and region; the line to log, if anything was found. */
+  async save(db: Db, appId: string, region: string): Promise<string | undefined> {
+    if (this.#foundMedia !== undefined) await saveSetting(db, omitsMediaSetting(appId, region), this.#foundMedia);
+    if (this.#foundDiffers !== undefined) {
+      await saveSetting(db, differsSetting(appId, region), this.#foundDiffers);
+      return 'list entries state something other than Get Call: every call is fetched with Get Call from now on, and those stored as listed are fetched again';
+    }
+    if (this.#foundMedia !== undefined) return 'list entries leave media out: entries with recordings or transcriptions are fetched with Get Call from now on, and those stored as listed are fetched again';
+    return undefined;
   }
 }

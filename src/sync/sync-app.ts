@@ -13,7 +13,6 @@ import { RequestPacer } from '../source/request-pacer.js';
 import { hasStoredCalls, upsertCalls, loadCallStates, listLiveCalls, markNotFound, type StoredCallState } from '../store/calls-repo.js';
 import { clearRetries, listRetries, recordRetries } from '../store/retries-repo.js';
 import { getSyncState, insertRejected, saveSyncState, startRun, updateRun } from '../store/runs-repo.js';
-import { getSetting, saveSetting } from '../store/settings-repo.js';
 import type { CallRows, Database } from '../store/schema.js';
 import type { Logger } from '../log/logger.js';
 import { unixSeconds, type Clock } from '../config/clock.js';
@@ -22,7 +21,7 @@ import { followUpFetches } from './follow-ups.js';
 import { markCallsNoLongerListed, proveIncrementalWindow } from './incremental-proof.js';
 import { parseListPage, planPage, unreadableEntries, type Pending } from './page-planner.js';
 import { MAX_CALLS_PER_TRANSACTION, PageWriter } from './page-writer.js';
-import { ListAudit, omitsMediaSetting } from './list-audit.js';
+import { ListAudit } from './list-audit.js';
 import { RecentCalls } from './recent-calls.js';
 import { syncModeFor } from './sync-mode.js';
 import { syncGroupMembers } from './sync-groups.js';
@@ -171,7 +170,7 @@ export async function syncApp(deps: SyncDeps, settings: Settings, app: AppSettin
     // it already asked in this run (a small set, whatever the size of the listing).
     const watch = backfill ? new Set<string>() : new Set([...liveBefore, ...retryList.ids]);
     // Complete-looking list entries with media are audited against Get Call (see ListAudit).
-    const audit = settings.detailFetch === 'auto' ? new ListAudit(await getSetting(db, omitsMediaSetting(app.appId, app.region))) : undefined;
+    const audit = settings.detailFetch === 'auto' ? await ListAudit.load(db, app.appId, app.region) : undefined;
     const fetcher = new DetailFetcher({
       api, limit: pLimit(settings.concurrency), appId: app.appId, region: app.region, runId: opts.runId,
       nowSeconds: () => unixSeconds(clock), log, counters: r, signal: opts.signal, watch, audit,
@@ -276,16 +275,14 @@ export async function syncApp(deps: SyncDeps, settings: Settings, app: AppSettin
       const gone = await markCallsNoLongerListed(db, app.appId, app.region, listingRun, unixSeconds(clock));
       if (gone > 0) log.info({ calls: gone }, 'stored calls the complete listing no longer shows are marked not found (kept)');
     }
-    if (audit?.foundNow) {
-      await saveSetting(db, omitsMediaSetting(app.appId, app.region), audit.foundNow);
-      log.warn({ reason: audit.foundNow }, 'list entries leave media out: entries with recordings or transcriptions are fetched with Get Call from now on, and those stored as listed are fetched again');
-    }
+    const auditLine = audit ? await audit.save(db, app.appId, app.region) : undefined;
+    if (auditLine) log.warn({ reason: audit?.foundNow }, auditLine);
     // Live calls the listing did not show, the retry list, calls that look unsettled, and calls
     // stored from entries with media once such entries are known to leave some out.
     if (!fetcher.fatal && !backfill) {
       await followUpFetches({
         db, appId: app.appId, region: app.region, now: unixSeconds(clock), liveMaxDays: settings.liveMaxDays, settleDays: settings.settleDays,
-        listedLive, fetched: fetcher.fetched, fetchAndWrite, refetchListedMedia: audit?.omits !== undefined, stopped: () => fetcher.fatal !== undefined || opts.signal?.aborted === true,
+        listedLive, fetched: fetcher.fetched, fetchAndWrite, refetchListed: audit?.refetchListed, stopped: () => fetcher.fatal !== undefined || opts.signal?.aborted === true,
       });
       await writer.flush();
       writer.throwIfFailed();
@@ -294,6 +291,7 @@ export async function syncApp(deps: SyncDeps, settings: Settings, app: AppSettin
     if (fetcher.fatal) throw fetcher.fatal;
     if (opts.signal?.aborted) throw stopped();
 
+    for (const g of fetcher.groups) groupsCalled.add(g);
     const groups = await syncGroupMembers({ db, nowSeconds: () => unixSeconds(clock), runId: opts.runId, maxMembers: settings.maxMembersPerGroup }, new ChatApi(client, app.chatBaseUrl), app.appId, [...groupsCalled].sort());
     if (groups.pageSizeRefused) log.warn({ refused: groups.pageSizeRefused.refusal }, groups.pageSizeRefused.line);
     r.groupsSynced = groups.groups;

@@ -73,6 +73,11 @@ export function receiverOf(call: ApiCall): string | null {
   return refId(call.receiver) ?? refId(call.entities?.receiver?.entity);
 }
 
+/** The call's initiator uid, from any of its documented shapes. */
+export function initiatorOf(call: ApiCall): string | null {
+  return refId(call.initiator) ?? refId(call.entities?.initiator?.entity);
+}
+
 function deviceIdOf(p: ApiParticipant): string {
   const d = p.deviceId ?? p.deviceID;
   return d == null ? '' : String(d);
@@ -226,7 +231,7 @@ export function apiCallToRows(call: ApiCall, raw: unknown, ctx: CallRowContext):
       mode: call.mode ?? null,
       receiver_type: call.receiverType ?? null,
       receiver: receiverOf(call),
-      initiator: refId(call.initiator) ?? refId(call.entities?.initiator?.entity),
+      initiator: initiatorOf(call),
       status: call.status != null && call.status.trim() !== '' ? call.status : null,
       is_final: isFinalCall(call) ? 1 : 0,
       total_audio_minutes: call.totalAudioMinutes ?? null,
@@ -316,7 +321,9 @@ export function participantAggregates(
  * everything is trusted, since a summary list that leaves minutes out must cost requests, not
  * minutes. Complete means: final; the call-level totals present; participants present, at least
  * as many as `totalParticipants`, each with its audio and video minutes and its total (either
- * spelling); recordings present when `hasRecording`, transcriptions when `hasTranscription`.
+ * spelling); its kind and parties (type, mode, receiverType, receiver, initiator) stated; whether it
+ * has recordings stated, and recordings present when `hasRecording`, transcriptions when
+ * `hasTranscription`. What such an entry still gets wrong is found by the audit (sync/list-audit.ts).
  *
  * More participant entries than `totalParticipants` cannot be a list that left some out (Get Call
  * answers the same participants; reconciliation reports the count), so that alone costs nothing.
@@ -330,6 +337,12 @@ export function listEntryIsComplete(call: ApiCall): boolean {
     if (p.totalAudioMinutes === undefined || p.totalVideoMinutes === undefined) return false;
     if (p.totalDuration === undefined && p.totalDurationInMinutes === undefined) return false;
   }
+  // What an entry leaves unsaid is not known to be absent (the list's fields are not documented): an
+  // entry with neither hasRecording nor recordings lost every recording as listed, and one without
+  // its kind or parties stored NULLs there, its group call unseen, so the group's members were never
+  // synced (a hostile fake, round 8: both ok).
+  if (call.hasRecording == null && call.recordings == null && call.recordingUrl == null) return false;
+  if (call.type == null || call.mode == null || call.receiverType == null || receiverOf(call) === null || initiatorOf(call) === null) return false;
   if (call.hasRecording && !(call.recordings?.length || call.recordingUrl)) return false;
   if (call.hasTranscription && !call.transcriptions?.length) return false;
   return true;

@@ -1,11 +1,8 @@
 import type { ApiCall } from '../source/schemas.js';
 import type { CallRows } from '../store/schema.js';
+import { groupParticipants, sameGroups, sameMinutes, type ParticipantGroup } from '../transform/compare-rows.js';
 
-/**
- * Two minute figures are the same when within this: REAL columns round-trip exactly, but a figure
- * the service sends as "0.1" text and one stored from a number may differ in the last bit.
- */
-export const MINUTES_EPSILON = 1e-6;
+export { groupParticipants, MINUTES_EPSILON, type ParticipantGroup } from '../transform/compare-rows.js';
 
 /** The stored columns a list entry is compared with. */
 export interface StoredCall {
@@ -22,49 +19,10 @@ export interface StoredCall {
   has_recording: number;
 }
 
-/** One uid on one device: how many participant entries, and their minutes summed. */
-export interface ParticipantGroup {
-  count: number;
-  audio: number;
-  video: number;
-  total: number;
-}
-
 /** A stored call's participants (by uid and device) and its number of recordings. */
 export interface StoredChildren {
   participants: Map<string, ParticipantGroup>;
   recordings: number;
-}
-
-interface ParticipantLike {
-  uid: string;
-  device_id: string;
-  total_audio_minutes?: number | null;
-  total_video_minutes?: number | null;
-  total_duration_minutes?: number | null;
-}
-
-/**
- * Participant rows grouped by uid and device. Grouped, not compared row by row: the order of a
- * call's participants (their `seq`) may differ between List and Get answers without any change.
- */
-export function groupParticipants(rows: Iterable<ParticipantLike>): Map<string, ParticipantGroup> {
-  const out = new Map<string, ParticipantGroup>();
-  for (const p of rows) {
-    const key = `${p.uid}\u0000${p.device_id}`;
-    const g = out.get(key) ?? { count: 0, audio: 0, video: 0, total: 0 };
-    g.count++;
-    g.audio += p.total_audio_minutes ?? 0;
-    g.video += p.total_video_minutes ?? 0;
-    g.total += p.total_duration_minutes ?? 0;
-    out.set(key, g);
-  }
-  return out;
-}
-
-function sameMinutes(a: number | null, b: number | null): boolean {
-  if (a === null || b === null) return a === b;
-  return Math.abs(a - b) <= MINUTES_EPSILON;
 }
 
 /**
@@ -110,13 +68,4 @@ export function callDifferences(call: ApiCall, rows: CallRows, stored: StoredCal
   if (children && carriesParticipants(call) && !sameGroups(groupParticipants(rows.participants), children.participants)) out.push('participants');
   if (children && carriesRecordings(call, rows) && rows.recordings.length !== children.recordings) out.push('recordings');
   return out;
-}
-
-function sameGroups(a: Map<string, ParticipantGroup>, b: Map<string, ParticipantGroup>): boolean {
-  if (a.size !== b.size) return false;
-  for (const [key, x] of a) {
-    const y = b.get(key);
-    if (!y || x.count !== y.count || !sameMinutes(x.audio, y.audio) || !sameMinutes(x.video, y.video) || !sameMinutes(x.total, y.total)) return false;
-  }
-  return true;
 }

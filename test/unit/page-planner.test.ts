@@ -7,7 +7,7 @@ import { parseCall } from '../../src/transform/call-rows.js';
 const participant = { uid: 'u1', totalAudioMinutes: 1, totalVideoMinutes: 0, totalDuration: 1, isJoined: true };
 function entry(id: string, over: Record<string, unknown> = {}): Record<string, unknown> {
   return {
-    sessionId: id, type: 'audio', status: 'ended', startedAt: 1_700_000_000, endedAt: 1_700_000_060, totalParticipants: 1,
+    sessionId: id, type: 'audio', mode: 'call', receiverType: 'user', receiver: 'u2', initiator: 'u1', hasRecording: false, status: 'ended', startedAt: 1_700_000_000, endedAt: 1_700_000_060, totalParticipants: 1,
     totalAudioMinutes: 1, totalVideoMinutes: 0, totalDurationInMinutes: 1, participants: [participant], ...over,
   };
 }

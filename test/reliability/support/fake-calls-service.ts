@@ -128,6 +128,8 @@ export interface FakeOptions {
   lateMinutes?: number;
   /** As lateMinutes, but Get Call leaves the call's last participant out (totalParticipants still counts it). */
   lateParticipants?: number;
+  /** Rewrites each List Calls entry (a copy of the call as the wire shows it): a list that carries less, or states it otherwise, than Get Call. */
+  listEntry?: (entry: Wire, call: FakeCall) => Wire;
   /** Path of the vendor's OpenAPI file: its List Calls example answers every page, Get Call its example adapted to each listed call. */
   vendor?: string;
 }
@@ -318,7 +320,7 @@ export class FakeCallsService {
       const u = this.opts.unstarted ?? 'absent';
       if (u !== 'absent') w.startedAt = u === 'zero' ? 0 : u === 'negative' ? -1 : null;
     }
-    return w;
+    return listed && this.opts.listEntry ? this.opts.listEntry(w, c) : w;
   }
 
   private ordered(): FakeCall[] {

@@ -1,0 +1,86 @@
+import type { CallRows } from '../store/schema.js';
+
+/**
+ * Two minute figures are the same when within this: REAL columns round-trip exactly, but a figure
+ * the service sends as "0.1" text and one stored from a number may differ in the last bit.
+ */
+export const MINUTES_EPSILON = 1e-6;
+
+/** One uid on one device: how many participant entries, and their minutes summed. */
+export interface ParticipantGroup {
+  count: number;
+  audio: number;
+  video: number;
+  total: number;
+  /** The entries' is_joined, joined_at and left_at, sorted (empty when not asked for). */
+  times: string;
+}
+
+interface ParticipantLike {
+  uid: string;
+  device_id: string;
+  total_audio_minutes?: number | null;
+  total_video_minutes?: number | null;
+  total_duration_minutes?: number | null;
+  is_joined?: number;
+  joined_at?: number | null;
+  left_at?: number | null;
+}
+
+/**
+ * Participant rows grouped by uid and device. Grouped, not compared row by row: the order of a
+ * call's participants (their `seq`) may differ between List and Get answers without any change.
+ * `withTimes`: also each entry's joined state and times (rows the transform made, not stored ones).
+ */
+export function groupParticipants(rows: Iterable<ParticipantLike>, withTimes = false): Map<string, ParticipantGroup> {
+  const out = new Map<string, ParticipantGroup>();
+  const times = new Map<string, string[]>();
+  for (const p of rows) {
+    const key = `${p.uid}\u0000${p.device_id}`;
+    const g = out.get(key) ?? { count: 0, audio: 0, video: 0, total: 0, times: '' };
+    g.count++;
+    g.audio += p.total_audio_minutes ?? 0;
+    g.video += p.total_video_minutes ?? 0;
+    g.total += p.total_duration_minutes ?? 0;
+    out.set(key, g);
+    if (withTimes) times.set(key, [...(times.get(key) ?? []), `${p.is_joined ?? ''}/${p.joined_at ?? ''}/${p.left_at ?? ''}`]);
+  }
+  for (const [key, t] of times) out.get(key)!.times = t.sort().join(',');
+  return out;
+}
+
+export function sameMinutes(a: number | null | undefined, b: number | null | undefined): boolean {
+  if (a == null || b == null) return (a ?? null) === (b ?? null);
+  return Math.abs(a - b) <= MINUTES_EPSILON;
+}
+
+export function sameGroups(a: Map<string, ParticipantGroup>, b: Map<string, ParticipantGroup>): boolean {
+  if (a.size !== b.size) return false;
+  for (const [key, x] of a) {
+    const y = b.get(key);
+    if (!y || x.count !== y.count || x.times !== y.times || !sameMinutes(x.audio, y.audio) || !sameMinutes(x.video, y.video) || !sameMinutes(x.total, y.total)) return false;
+  }
+  return true;
+}
+
+/** The call columns two answers for one call must agree on (minutes within MINUTES_EPSILON). */
+const SAME_VALUE = ['type', 'mode', 'receiver_type', 'receiver', 'initiator', 'status', 'total_participants', 'has_recording', 'has_transcription', 'initiated_at', 'started_at', 'ended_at', 'total_duration_seconds'] as const;
+const SAME_MINUTES = ['total_audio_minutes', 'total_video_minutes', 'total_duration_minutes'] as const;
+
+/**
+ * Where the rows of two answers for one call differ (column names, `participants`, `recordings`,
+ * `transcriptions`; empty when they agree): what a list entry stored as listed would have got wrong
+ * against Get Call's answer. Everything that reaches the tables is compared, but for payloads and
+ * bookkeeping (source, fingerprints, sync times) and media URLs (a service may sign each answer's anew).
+ */
+export function rowsDiffer(a: CallRows, b: CallRows): string[] {
+  const out: string[] = [];
+  for (const k of SAME_VALUE) if ((a.call[k] ?? null) !== (b.call[k] ?? null)) out.push(k);
+  for (const k of SAME_MINUTES) if (!sameMinutes(a.call[k], b.call[k])) out.push(k);
+  if (!sameGroups(groupParticipants(a.participants, true), groupParticipants(b.participants, true))) out.push('participants');
+  const recordings = (r: CallRows): string => r.recordings.map((x) => `${x.rid}/${x.duration_minutes ?? ''}/${x.start_time ?? ''}/${x.end_time ?? ''}`).sort().join('\n');
+  if (recordings(a) !== recordings(b)) out.push('recordings');
+  const transcriptions = (r: CallRows): string => r.transcriptions.map((x) => x.tid).sort().join('\n');
+  if (transcriptions(a) !== transcriptions(b)) out.push('transcriptions');
+  return out;
+}

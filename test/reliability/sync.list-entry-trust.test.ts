@@ -1,0 +1,119 @@
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { syncWith, tempDir, withStore } from '../helpers/harness.js';
+import { differsSetting } from '../../src/sync/list-audit.js';
+import { FakeCallsService, type FakeOptions, type Wire } from './support/fake-calls-service.js';
+import { settingsAt } from './support/matrix.js';
+
+/**
+ * detailFetch auto stores a list entry that looks whole without Get Call. What List Calls entries
+ * carry is not documented, and a hostile-fake probe (round 8) found entries that passed every
+ * completeness test yet stated less or other than Get Call, each run ok: no hasRecording (every
+ * recording lost), no type or parties (NULLs, and the group calls' members never synced), minutes
+ * as integers, participants without their devices, a recording cap that only older calls reach.
+ * Each test compares the database with the fake's own truth after two runs.
+ */
+const SETTINGS = { pageSize: 50, detailFetch: 'auto', lookbackHours: 24, concurrency: 4, maxAttempts: 3, requestTimeoutMs: 2_000 } as const;
+
+const tmp = tempDir('callsync-entry-trust-');
+afterAll(() => tmp.cleanup());
+
+const near = (a: number | null | undefined, b: number | null | undefined): boolean => a != null && b != null && Math.abs(a - b) < 1e-9;
+
+/** Every way the stored calls, participants, recordings and group members differ from the fake's truth. */
+async function mismatches(service: FakeCallsService, database: string): Promise<string[]> {
+  return withStore(database, async ({ db }) => {
+    const calls = new Map((await db.selectFrom('calls').selectAll().execute()).map((c) => [c.session_id, c]));
+    const parts = await db.selectFrom('call_participants').select(['session_id', 'uid', 'device_id', 'total_duration_minutes']).execute();
+    const recs = await db.selectFrom('call_recordings').select(['session_id', 'rid']).execute();
+    const members = await db.selectFrom('group_members').select(['guid', 'uid']).execute();
+    const out: string[] = [];
+    for (const f of service.calls) {
+      const c = calls.get(f.sessionId);
+      if (!c) {
+        out.push(`${f.sessionId}: not stored`);
+        continue;
+      }
+      const same: [string, unknown, unknown][] = [['type', c.type, f.type], ['mode', c.mode, f.mode], ['receiver_type', c.receiver_type, f.receiverType], ['receiver', c.receiver, f.receiver], ['initiator', c.initiator, f.initiator]];
+      for (const [k, got, want] of same) if (got !== want) out.push(`${f.sessionId}: ${k} ${String(got)}, truth ${String(want)}`);
+      if (!near(c.total_audio_minutes, f.totalAudioMinutes as number) || !near(c.total_video_minutes, f.totalVideoMinutes as number)) out.push(`${f.sessionId}: minutes`);
+      const p = (uid: string, device: string, minutes: number | null): string => `${uid}/${device}/${minutes?.toFixed(9)}`;
+      const stored = parts.filter((x) => x.session_id === f.sessionId).map((x) => p(x.uid, x.device_id, x.total_duration_minutes)).sort();
+      const truth = f.participants.map((x) => p(x.uid, x.deviceId ?? '', x.totalDuration)).sort();
+      if (stored.join() !== truth.join()) out.push(`${f.sessionId}: participants ${stored.join()}, truth ${truth.join()}`);
+      const recordings = Array.isArray(f.recordings) ? f.recordings.length : 0;
+      const n = recs.filter((r) => r.session_id === f.sessionId).length;
+      if (n !== recordings) out.push(`${f.sessionId}: ${n} recording(s), truth ${recordings}`);
+    }
+    for (const [guid, uids] of service.members) {
+      const n = members.filter((m) => m.guid === guid).length;
+      if (n !== uids.length) out.push(`group ${guid}: ${n} member(s), truth ${uids.length}`);
+    }
+    return out;
+  });
+}
+
+async function differs(database: string): Promise<string | undefined> {
+  return withStore(database, async ({ db }) => (await db.selectFrom('callsync_settings').select('value').where('key', '=', differsSetting('app1', 'us')).executeTakeFirst())?.value);
+}
+
+/** Two runs (the second after a new call) against a fake with `opts`; the database must match its truth after each, ok. */
+async function exact(name: string, opts: FakeOptions, setup?: (service: FakeCallsService) => void): Promise<{ database: string; service: FakeCallsService }> {
+  const service = await FakeCallsService.start({ calls: 300, ongoing: 0, ...opts });
+  setup?.(service);
+  const database = join(tmp.dir, `${name}.db`);
+  try {
+    const settings = settingsAt(service.baseUrls('app1'), database, SETTINGS);
+    const first = await syncWith(settings);
+    expect(first.results[0]).toMatchObject({ status: 'ok' });
+    expect(first.results[0]!.error).toBeUndefined();
+    expect(await mismatches(service, database)).toEqual([]);
+    service.addCall({ at: Math.floor(Date.now() / 1000) - 300, status: 'ended' });
+    const second = await syncWith(settings);
+    expect(second.results[0]).toMatchObject({ status: 'ok', mode: 'incremental' });
+    expect(second.results[0]!.error).toBeUndefined();
+    expect(await mismatches(service, database)).toEqual([]);
+  } finally {
+    await service.close();
+  }
+  return { database, service };
+}
+
+const drop = (...keys: string[]) => (e: Wire): Wire => {
+  for (const k of keys) delete e[k];
+  return e;
+};
+
+describe('list entries that look whole but are not what Get Call answers: the database matches the service, ok', () => {
+  it('entries saying nothing about recordings (no hasRecording, no recordings): every recording stored', async () => {
+    await exact('no-media-flags', { seed: 81, recordings: { every: 2, listed: 'all' }, listEntry: drop('hasRecording', 'recordings') });
+  });
+
+  it('entries without type, mode, receiverType, receiver or initiator: stored as Get Call states them, group members synced', async () => {
+    await exact('no-identity', { seed: 82, listEntry: drop('type', 'mode', 'receiverType', 'receiver', 'initiator') });
+  });
+
+  it('minutes rounded to integers in the list: the minutes Get Call states are stored, and entries are not trusted again', async () => {
+    const round = (e: Wire): Wire => {
+      for (const k of ['totalAudioMinutes', 'totalVideoMinutes', 'totalDurationInMinutes']) if (typeof e[k] === 'number') e[k] = Math.round(e[k]);
+      e.participants = (e.participants as Wire[]).map((p) => ({ ...p, totalAudioMinutes: Math.round(p.totalAudioMinutes as number), totalVideoMinutes: Math.round(p.totalVideoMinutes as number), totalDuration: Math.round(p.totalDuration as number) }));
+      return e;
+    };
+    const { database } = await exact('integer-minutes', { seed: 83, listEntry: round });
+    expect(await differs(database)).toMatch(/^List Calls entries differ from Get Call \(call [^:]+: .*total_audio_minutes|total_video_minutes/);
+  });
+
+  it('participants listed without their devices: each device stored as Get Call states it', async () => {
+    await exact('no-devices', { seed: 84, listEntry: (e) => ({ ...e, participants: (e.participants as Wire[]).map(({ deviceId: _d, ...p }) => p) }) });
+  });
+
+  it('a list capping recordings at 2 per entry, reached only by older calls: found by the audits spread over the run, every recording stored', async () => {
+    await exact('spread-cap', { seed: 85, recordings: { every: 1, listed: 'all', listCap: 2 } }, (service) => {
+      // The older half of the recorded calls have 4 recordings; the newer ones 2, as many as the cap shows.
+      const recorded = service.calls.filter((c) => Array.isArray(c.recordings)).sort((a, b) => a.initiatedAt - b.initiatedAt);
+      for (const c of recorded.slice(0, Math.floor(recorded.length / 2))) {
+        c.recordings = [0, 1, 2, 3].map((k) => ({ rid: `${c.sessionId}-y${k}`, recording_url: `https://rec.invalid/y${k}.mp4`, startTime: c.startedAt, endTime: c.endedAt, duration: 0.25 }));
+      }
+    });
+  });
+});
