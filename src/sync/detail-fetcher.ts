@@ -183,12 +183,12 @@ export class DetailFetcher {
       return;
     }
     const call = p.json !== undefined ? withListedFields(p.call, parsed.call) : parsed.call;
-    if (p.audit) d.audit?.check(p.call, call);
-    this.#store(call, json, p, now, w, onLive);
+    const row = this.#store(call, json, p, now, w, onLive);
+    if (p.audit) d.audit?.check(p.call, call, row);
   }
 
   /** The rows of a call Get Call supplied (its text `json`), and it leaves the retry list. */
-  #store(call: ApiCall, json: string, p: Pending, now: number, w: PageWrite, onLive: (id: string) => void): void {
+  #store(call: ApiCall, json: string, p: Pending, now: number, w: PageWrite, onLive: (id: string) => void): CallRows {
     const { d } = this;
     const row = apiCallToRows(call, undefined, { appId: d.appId, region: d.region, now, source: 'detail', listFingerprint: p.listFingerprint, rawJson: json });
     if (p.json !== undefined && row.call.is_final === 0) onLive(call.sessionId);
@@ -196,6 +196,7 @@ export class DetailFetcher {
     if (row.call.receiver_type === 'group' && row.call.receiver) this.groups.add(row.call.receiver);
     w.rows.push(row);
     w.cleared.push(call.sessionId);
+    return row;
   }
 }
 

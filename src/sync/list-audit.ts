@@ -1,5 +1,6 @@
 import type { ApiCall } from '../source/schemas.js';
 import type { Db } from '../store/compiled-statements.js';
+import type { CallRows } from '../store/schema.js';
 import { getSetting, saveSetting } from '../store/settings-repo.js';
 import { apiCallToRows } from '../transform/call-rows.js';
 import { rowsDiffer } from '../transform/compare-rows.js';
@@ -111,8 +112,8 @@ export class ListAudit {
     return audit ? 'audit' : 'list';
   }
 
-  /** Compares what Get Call answered for an audited call (`got`, as it would be stored) with its list entry. */
-  check(listed: ApiCall, got: ApiCall): void {
+  /** Compares what Get Call answered for an audited call (`got`, as it is stored, and its rows) with its list entry. */
+  check(listed: ApiCall, got: ApiCall, gotRows: CallRows): void {
     if (this.#differs !== undefined) return;
     const id = listed.sessionId.slice(0, 80);
     const l = mediaOf(listed);
@@ -124,16 +125,11 @@ export class ListAudit {
       this.#foundMedia = this.#omits;
       return;
     }
-    const ctx = { appId: '', region: '', now: 0, listFingerprint: null, rawJson: '' } as const;
-    const differ = rowsDiffer(apiCallToRows(listed, undefined, { ...ctx, source: 'list' }), apiCallToRows(got, undefined, { ...ctx, source: 'detail' }));
+    // Only the compared columns matter: the bookkeeping ones (app, times of the sync) are left empty.
+    const differ = rowsDiffer(apiCallToRows(listed, undefined, { appId: '', region: '', now: 0, source: 'list', listFingerprint: null, rawJson: '' }), gotRows);
     if (differ.length === 0) return;
     this.#differs = `List Calls entries differ from Get Call (call ${id}: ${differ.join(', ')})`;
     this.#foundDiffers = this.#differs;
-  }
-
-  /** Set when entries with media are not trusted (found in this run or an earlier one). */
-  get omits(): string | undefined {
-    return this.#differs ?? this.#omits;
   }
 
   /** Which calls stored from their list entry are to be fetched again. */
@@ -141,19 +137,17 @@ export class ListAudit {
     return this.#differs !== undefined ? 'all' : this.#omits !== undefined ? 'media' : undefined;
   }
 
-  /** Set when this run found it (to remember it, and say so once). */
-  get foundNow(): string | undefined {
-    return this.#foundDiffers ?? this.#foundMedia;
-  }
-
-  /** Remembers what this run found against the app and region; the line to log, if anything was found. */
-  async save(db: Db, appId: string, region: string): Promise<string | undefined> {
+  /**
+   * Remembers what this run found against the app and region. Returns the line to log (once) and
+   * why, when this run found anything.
+   */
+  async save(db: Db, appId: string, region: string): Promise<{ line: string; reason: string } | undefined> {
     if (this.#foundMedia !== undefined) await saveSetting(db, omitsMediaSetting(appId, region), this.#foundMedia);
     if (this.#foundDiffers !== undefined) {
       await saveSetting(db, differsSetting(appId, region), this.#foundDiffers);
-      return 'list entries state something other than Get Call: every call is fetched with Get Call from now on, and those stored as listed are fetched again';
+      return { reason: this.#foundDiffers, line: 'list entries state something other than Get Call: every call is fetched with Get Call from now on, and those stored as listed are fetched again' };
     }
-    if (this.#foundMedia !== undefined) return 'list entries leave media out: entries with recordings or transcriptions are fetched with Get Call from now on, and those stored as listed are fetched again';
+    if (this.#foundMedia !== undefined) return { reason: this.#foundMedia, line: 'list entries leave media out: entries with recordings or transcriptions are fetched with Get Call from now on, and those stored as listed are fetched again' };
     return undefined;
   }
 }

@@ -275,8 +275,8 @@ export async function syncApp(deps: SyncDeps, settings: Settings, app: AppSettin
       const gone = await markCallsNoLongerListed(db, app.appId, app.region, listingRun, unixSeconds(clock));
       if (gone > 0) log.info({ calls: gone }, 'stored calls the complete listing no longer shows are marked not found (kept)');
     }
-    const auditLine = audit ? await audit.save(db, app.appId, app.region) : undefined;
-    if (auditLine) log.warn({ reason: audit?.foundNow }, auditLine);
+    const found = audit ? await audit.save(db, app.appId, app.region) : undefined;
+    if (found) log.warn({ reason: found.reason }, found.line);
     // Live calls the listing did not show, the retry list, calls that look unsettled, and calls
     // stored from entries with media once such entries are known to leave some out.
     if (!fetcher.fatal && !backfill) {

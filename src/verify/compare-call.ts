@@ -2,8 +2,6 @@ import type { ApiCall } from '../source/schemas.js';
 import type { CallRows } from '../store/schema.js';
 import { groupParticipants, sameGroups, sameMinutes, type ParticipantGroup } from '../transform/compare-rows.js';
 
-export { groupParticipants, MINUTES_EPSILON, type ParticipantGroup } from '../transform/compare-rows.js';
-
 /** The stored columns a list entry is compared with. */
 export interface StoredCall {
   session_id: string;

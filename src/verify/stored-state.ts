@@ -1,6 +1,7 @@
 import { sql, type Kysely, type SelectQueryBuilder } from 'kysely';
 import type { Database } from '../store/schema.js';
-import { groupParticipants, type StoredCall, type StoredChildren } from './compare-call.js';
+import { groupParticipants } from '../transform/compare-rows.js';
+import type { StoredCall, StoredChildren } from './compare-call.js';
 
 /** Calls are compared in a window of their time (unix seconds, [since, until)); unset ends are open. */
 export interface VerifyWindow {
