@@ -3,7 +3,7 @@ import type { ReconciliationAdditions } from '../reconcile/issue-codes.js';
 import { lastRuns } from '../store/runs-repo.js';
 import type { Database } from '../store/schema.js';
 import { isoUtc, type Period } from './period.js';
-import type { UsageFigures } from '../source/chat-api.js';
+import type { UsageFigures } from '../sync/fetch-usage.js';
 
 /** Decimal places of every minutes figure in exports: stable text, far below a billed second. */
 export const MINUTE_DECIMALS = 4;
