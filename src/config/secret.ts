@@ -31,14 +31,48 @@ export class Secret {
   }
 }
 
-/** Replaces every occurrence of the secrets in `text` with `***`: a last line of defence for text
- * that came from elsewhere (an error message from a library, a response body echoed back). */
+/**
+ * The texts a secret can come back as: itself, and the part of its base64 (and base64url) encoding
+ * that its own bytes alone decide, at each of the three positions it can have inside a longer
+ * encoded text (`Basic base64(user:key)`, a token echoed back). A hostile fake echoed the key
+ * base64-encoded in an error body, and it reached calls.detail_error as it was. Computed once per
+ * secret. The characters at the ends of an encoded echo that mix the key's first or last bits with
+ * its neighbours' stay: at most a byte of the key, as the mask leaves a plain echo's surroundings.
+ */
+const echoFormsBySecret = new WeakMap<Secret, readonly string[]>();
+/** Shorter encoded parts would be masked in ordinary text by chance. */
+const MIN_ENCODED_FORM = 8;
+
+function echoForms(secret: Secret): readonly string[] {
+  let forms = echoFormsBySecret.get(secret);
+  if (forms) return forms;
+  const value = secret.reveal();
+  const found = new Set<string>([value]);
+  const bytes = Buffer.from(value, 'utf8');
+  for (let before = 0; before < 3; before++) {
+    const encoded = Buffer.concat([Buffer.alloc(before), bytes]).toString('base64');
+    // Characters carry 6 bits: with `before` bytes ahead of the key, the first before + 1 of them
+    // hold some of those bytes' bits, and the last character past the key's last bit some of the next byte's.
+    const core = encoded.slice(before === 0 ? 0 : before + 1, Math.floor((8 * (before + bytes.length)) / 6));
+    if (core.length >= MIN_ENCODED_FORM) {
+      found.add(core);
+      found.add(core.replace(/\+/g, '-').replace(/\//g, '_'));
+    }
+  }
+  forms = [...found];
+  echoFormsBySecret.set(secret, forms);
+  return forms;
+}
+
+/** Replaces every occurrence of the secrets in `text` with `***` (and their base64 forms, see
+ * echoForms): a last line of defence for text that came from elsewhere (an error message from a
+ * library, a response body echoed back). */
 export function redact(text: string, secrets: readonly Secret[]): string {
   let out = text;
   for (const s of secrets) {
-    const v = s.reveal();
+    if (s.reveal().length < 4) continue;
     // includes() first: every response body passes through here, and almost none holds the key.
-    if (v.length >= 4 && out.includes(v)) out = out.split(v).join(MASK);
+    for (const form of echoForms(s)) if (out.includes(form)) out = out.split(form).join(MASK);
   }
   return out;
 }
