@@ -3,6 +3,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import type { Dispatcher } from 'undici';
 import { redact, redactStrings, type Secret } from '../config/secret.js';
 import { ApiError, classify, isRetryable, readErrorBody, type ApiErrorKind } from './errors.js';
+import { decodeContentEncoding } from './content-encoding.js';
 import { BodyTooLarge, DeadlinePassed, dispatchGet, headerValue, type RawResponse } from './dispatch-get.js';
 import { capNesting } from './json-limits.js';
 import { describeNetworkError, timeoutProblem } from './network-errors.js';
@@ -250,7 +251,9 @@ export class AppHttpClient {
       const p = err instanceof DeadlinePassed ? timeoutProblem(host, timeoutMs) : describeNetworkError(err, host, timeoutMs);
       return { kind: 'transient', detail: p.detail, reason: p.reason, advice: p.advice };
     }
-    const bytes = res.bytes;
+    const body = decodeContentEncoding(res.headers['content-encoding'], res.bytes, maxBytes);
+    if ('problem' in body) return { kind: body.retry ? 'transient' : 'client', status: res.statusCode, detail: body.problem };
+    const bytes = body.bytes;
     const ok2xx = res.statusCode >= 200 && res.statusCode < 300;
     // Valid UTF-8 (the pieces are strings) and free of the key (the caller's text was redacted, and
     // a body holding the key differs from it): nothing below would change or refuse it.
