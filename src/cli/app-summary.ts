@@ -74,7 +74,8 @@ export function formatDryRun(r: DryRunResult): string {
     `${r.listed} calls listed in ${r.pages} pages: ${r.new} new, ${r.changed} changed, ${r.unchanged} unchanged` +
     `${r.invalid ? `, ${r.invalid} invalid entries` : ''}; a sync would make ${r.getCalls} Get Call requests` +
     `${r.followUpGetCalls ? ` (+ up to ${r.followUpGetCalls} for live, retry-listed and unsettled calls)` : ''}` +
-    `${r.groups ? ` and list the members of ${r.groups} groups` : ''}; ` +
+    (r.groupsUnnamed ? ` and list the members of at least ${r.groups} groups (${r.groupsUnnamed} entries do not say who the call went to)` : r.groups ? ` and list the members of ${r.groups} groups` : '') +
+    '; ' +
     (r.stoppedAtWindow ? 'incremental window listed' : r.listingComplete ? 'listing proved complete' : 'listing NOT proved complete');
   const line = sanitizeForTerminal(`${head}: ${body}`, { singleLine: true });
   return r.listingNote ? `${line}\n  ${sanitizeForTerminal(r.listingNote, { singleLine: true })}` : line;

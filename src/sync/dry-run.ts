@@ -11,6 +11,7 @@ import { hasStoredCalls, listCallsStoredFromList, listLiveCalls, listUnsettledCa
 import { listRetries } from '../store/retries-repo.js';
 import { getSyncState } from '../store/runs-repo.js';
 import { unixSeconds } from '../config/clock.js';
+import { receiverOf } from '../transform/call-rows.js';
 import { ListAudit } from './list-audit.js';
 import { parseListPage, planPage, unreadableEntries } from './page-planner.js';
 import { RecentCalls } from './recent-calls.js';
@@ -51,8 +52,13 @@ export interface DryRunResult {
   getCalls: number;
   /** At most this many more after the listing: live calls not listed, the retry list, unsettled calls. */
   followUpGetCalls: number;
-  /** Groups called in the listed window, whose members a sync would list. */
+  /** Groups called in the listed window, whose members a sync would list: at least these (see groupsUnnamed). */
   groups: number;
+  /**
+   * Listed calls whose entry does not say who the call went to: a sync learns from Get Call whether
+   * they were group calls, and lists those groups' members too, so `groups` is then a lower bound.
+   */
+  groupsUnnamed: number;
   listingComplete: boolean;
   /** An incremental listing stopped at the watermark's window (as a sync does); the sync then proves the window. */
   stoppedAtWindow: boolean;
@@ -81,7 +87,7 @@ async function dryRunApp(deps: SyncDeps, settings: Settings, app: AppSettings, o
   const state = await getSyncState(db, app.appId, app.region);
   const backfill = opts.since !== undefined || opts.until !== undefined;
   const { mode } = syncModeFor(state, { full: opts.full, backfill }, unixSeconds(clock), settings.fullSyncEveryDays);
-  const r: DryRunResult = { appId: app.appId, region: app.region, mode, status: 'ok', pages: 0, listed: 0, new: 0, changed: 0, unchanged: 0, invalid: 0, getCalls: 0, followUpGetCalls: 0, groups: 0, listingComplete: false, stoppedAtWindow: false, requests: 0, retries: 0 };
+  const r: DryRunResult = { appId: app.appId, region: app.region, mode, status: 'ok', pages: 0, listed: 0, new: 0, changed: 0, unchanged: 0, invalid: 0, getCalls: 0, followUpGetCalls: 0, groups: 0, groupsUnnamed: 0, listingComplete: false, stoppedAtWindow: false, requests: 0, retries: 0 };
   let client: AppHttpClient | undefined;
   try {
     if (!app.apiKey) throw new ApiError(`environment variable ${app.apiKeyEnv} is not set; export the app's REST API key (fullAccess) in it`, 'auth', undefined, undefined, 0);
@@ -123,6 +129,7 @@ async function dryRunApp(deps: SyncDeps, settings: Settings, app: AppSettings, o
         if (counted.has(id)) continue;
         counted.add(id);
         const st = stored.get(id);
+        if (v.call.receiverType == null || (v.call.receiverType === 'group' && receiverOf(v.call) == null)) r.groupsUnnamed++;
         if (!st) r.new++;
         else if (st.listFingerprint === v.fp) r.unchanged++;
         else r.changed++;

@@ -23,18 +23,25 @@ interface DryJson {
   status: string;
   getCalls: number;
   followUpGetCalls: number;
+  groups: number;
+  groupsUnnamed: number;
 }
 
 /** `callsync sync --dry-run --json` as a user runs it, against the same config as the sync. */
 async function dryRun(service: FakeCallsService, database: string, flags: string[] = [], settings: Record<string, unknown> = SETTINGS): Promise<DryJson> {
+  return JSON.parse((await dryRunOut(service, database, [...flags, '--json'], settings)).split('\n').find((l) => l.startsWith('{'))!) as DryJson;
+}
+
+/** The same, its stdout as it is (`--json` among `flags` or not). */
+async function dryRunOut(service: FakeCallsService, database: string, flags: string[], settings: Record<string, unknown> = SETTINGS): Promise<string> {
   const config = join(tmp.dir, `${database.replace(/\W/g, '_')}.json`);
   writeFileSync(config, JSON.stringify({
     database, ...settings, liveMaxDays: 3650,
     apps: [{ appId: 'app1', region: 'us', apiKeyEnv: KEY_ENV, requestsPerMinute: 100_000, ...service.baseUrls('app1') }],
   }));
-  const res = await runCli(['sync', '--dry-run', ...flags, '--json', '--config', config], { [KEY_ENV]: TEST_KEY, CALLSYNC_RETRY_BASE_MS: '5' });
+  const res = await runCli(['sync', '--dry-run', ...flags, '--config', config], { [KEY_ENV]: TEST_KEY, CALLSYNC_RETRY_BASE_MS: '5' });
   expect(res.stderr).toBe('');
-  return JSON.parse(res.stdout.trim().split('\n').find((l) => l.startsWith('{'))!) as DryJson;
+  return res.stdout.trim();
 }
 
 async function start(fake: FakeOptions): Promise<FakeCallsService> {
@@ -95,6 +102,33 @@ describe('sync --dry-run counts the Gets the sync makes', () => {
       const summary = await syncWith(settings);
       expect(summary.results[0]!.status).toBe('ok');
       expect(summary.results[0]!.detailFetches).toBe(dry.getCalls + dry.followUpGetCalls);
+    } finally {
+      await service.close();
+    }
+  });
+
+  it('entries that do not say who a call went to: the groups figure is a lower bound, and says so', async () => {
+    // A group call's entry without receiverType or receiver: a sync learns its group from Get Call.
+    const service = await start({ seed: 44, listEntry: ({ receiverType: _t, receiver: _r, ...e }) => e });
+    try {
+      const database = join(tmp.dir, 'unnamed.db');
+      const dry = await dryRun(service, database);
+      expect(dry).toMatchObject({ status: 'ok', groups: 0, groupsUnnamed: 300 });
+      expect(await dryRunOut(service, database, [])).toMatch(/and list the members of at least 0 groups \(300 entries do not say who the call went to\)/);
+      const summary = await syncWith(settingsAt(service.baseUrls('app1'), database, SETTINGS));
+      expect(summary.results[0]!.status).toBe('ok');
+      expect(summary.results[0]!.groupsSynced).toBeGreaterThan(dry.groups);
+      // Entries that name their party: the figure is exact (the sync lists as many groups).
+      const named = await start({ seed: 44 });
+      try {
+        const other = join(tmp.dir, 'named.db');
+        const exact = await dryRun(named, other);
+        expect(exact).toMatchObject({ groupsUnnamed: 0 });
+        expect(exact.groups).toBeGreaterThan(0);
+        expect((await syncWith(settingsAt(named.baseUrls('app1'), other, SETTINGS))).results[0]!.groupsSynced).toBe(exact.groups);
+      } finally {
+        await named.close();
+      }
     } finally {
       await service.close();
     }
