@@ -251,10 +251,11 @@ export class AppHttpClient {
       const p = err instanceof DeadlinePassed ? timeoutProblem(host, timeoutMs) : describeNetworkError(err, host, timeoutMs);
       return { kind: 'transient', detail: p.detail, reason: p.reason, advice: p.advice };
     }
-    const body = decodeContentEncoding(res.headers['content-encoding'], res.bytes, maxBytes);
-    if ('problem' in body) return { kind: body.retry ? 'transient' : 'client', status: res.statusCode, detail: body.problem };
-    const bytes = body.bytes;
     const ok2xx = res.statusCode >= 200 && res.statusCode < 300;
+    const body = decodeContentEncoding(res.headers['content-encoding'], res.bytes, maxBytes);
+    // An error's status decides what happens next, whatever its body's coding (only its message is lost).
+    if ('problem' in body && ok2xx) return { kind: body.retry ? 'transient' : 'client', status: res.statusCode, detail: body.problem };
+    const bytes = 'problem' in body ? res.bytes : body.bytes;
     // Valid UTF-8 (the pieces are strings) and free of the key (the caller's text was redacted, and
     // a body holding the key differs from it): nothing below would change or refuse it.
     if (ok2xx && expected !== undefined && bytesAre(bytes, expected)) return { body: AS_EXPECTED };

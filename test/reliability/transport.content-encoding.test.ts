@@ -72,4 +72,28 @@ describe('answers in a content coding nobody asked for', () => {
       await sim.close();
     }
   });
+
+  it('an error in a coding it cannot decode: its status decides (a 503 is retried), the sync ends ok', async () => {
+    const sim = await startTestSim([{ calls: CALLS }]);
+    let n = 0;
+    const refused = new Set<string>();
+    const proxy = await startProxy(sim.url, async (req, pass) => {
+      // Every fourth request path, on its first attempt only.
+      if (!refused.has(req.url) && ++n % 4 === 0) {
+        refused.add(req.url);
+        return { status: 503, headers: { 'content-encoding': 'zstd' }, body: Buffer.from([0x28, 0xb5, 0x2f, 0xfd, 0, 0x58]) };
+      }
+      return pass();
+    });
+    try {
+      const db = join(tmp.dir, 'zstd-503.db');
+      const r = (await syncWith(settingsAt(viaProxy(proxy.url, 'app1'), db, { ...SETTINGS, maxAttempts: 6 }))).results[0]!;
+      expect(r.status, r.error).toBe('ok');
+      expect(r.retries).toBeGreaterThan(10);
+      await withStore(db, async (s) => expect(await diffAgainstTruth(s.db, sim.truth('app1'))).toEqual([]));
+    } finally {
+      await proxy.close();
+      await sim.close();
+    }
+  });
 });
