@@ -3,7 +3,6 @@ import type { ReconciliationAdditions } from '../reconcile/issue-codes.js';
 import { lastRuns } from '../store/runs-repo.js';
 import type { Database } from '../store/schema.js';
 import { isoUtc, type Period } from './period.js';
-import type { UsageFigures } from '../sync/fetch-usage.js';
 
 /** Decimal places of every minutes figure in exports: stable text, far below a billed second. */
 export const MINUTE_DECIMALS = 4;
@@ -282,8 +281,20 @@ function toBillingRow(a: AggRow, kind: BillingRowKind, period: Period): BillingR
   };
 }
 
+/**
+ * The service's own minutes of an app for a period, as withUsage reads them. Stated here, by the
+ * stage that prints them, so that export takes no type from the stages that fetch them (sync's
+ * fetch-usage hands over a Map of source/chat-api.ts's UsageFigures, which has this shape; the CLI,
+ * which passes one to the other, is where the compiler holds the two together).
+ */
+export interface ServiceUsage {
+  audioMinutes: number;
+  videoMinutes: number;
+  recordedMinutes: number;
+}
+
 /** Adds service-reported usage to each app's total row (the service reports per app, not per type). */
-export function withUsage(rows: readonly BillingRow[], usage: ReadonlyMap<string, UsageFigures>): BillingRow[] {
+export function withUsage(rows: readonly BillingRow[], usage: ReadonlyMap<string, ServiceUsage>): BillingRow[] {
   return rows.map((r) => {
     const u = r.row_kind === 'total' ? usage.get(`${r.app_id}/${r.region}`) : undefined;
     if (!u) return r;

@@ -10,8 +10,8 @@ export type MembersPage = { found: true; entries: unknown[]; pagination: Paginat
 
 /**
  * The service's own minutes of an app for a period, from Usage Metrics: what the billing export sets
- * beside ours. Declared here, with the endpoint, so that sync (which fetches them) and export (which
- * prints them) both take the shape from the stage below them.
+ * beside ours (export/billing.ts states the same shape as ServiceUsage, so that it imports nothing
+ * from the stages that fetch them).
  */
 export interface UsageFigures {
   audioMinutes: number;

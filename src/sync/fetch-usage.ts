@@ -6,9 +6,6 @@ import { AppHttpClient } from '../source/http-client.js';
 import { RequestPacer } from '../source/request-pacer.js';
 import type { Clock } from '../config/clock.js';
 
-/** The service's usage figures of one app, as this stage hands them to the billing export. */
-export type { UsageFigures };
-
 /** The period asked for, in unix seconds (end exclusive); export's Period satisfies it. */
 export interface UsagePeriod {
   readonly start: number;
