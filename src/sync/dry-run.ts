@@ -108,8 +108,9 @@ async function dryRunApp(deps: SyncDeps, settings: Settings, app: AppSettings, o
     const listedLive = new Set<string>();
     const groups = new Set<string>();
     let readable = 0;
-    // As the sync plans: the media audit's Gets (and, once entries are known to leave media out,
-    // every entry with media fetched), and recent not-found calls asked again.
+    // As the sync plans: the list audit's Gets (and, once entries are known to leave media out,
+    // every entry with media fetched; once they are known to differ from Get Call, every entry), and
+    // recent not-found calls asked again.
     const audit = settings.detailFetch === 'auto' ? await ListAudit.load(db, app.appId, app.region) : undefined;
     const recheckNotFoundSince = unixSeconds(clock) - settings.settleDays * 86_400;
     const listing = new CallListing(new CallsApi(client, app.callsBaseUrl), settings.pageSize, { maxPages: settings.maxPagesPerRun, ...(lowerBound !== undefined ? { lowerBound } : {}) });

@@ -30,7 +30,8 @@ export interface FollowUpResult {
   retried: number;
   unsettled: number;
   staled: number;
-  media: number;
+  /** Calls stored from list entries fetched again (refetchListed). */
+  listed: number;
 }
 
 /**
@@ -47,7 +48,7 @@ export interface FollowUpResult {
  */
 export async function followUpFetches(input: FollowUpInput): Promise<FollowUpResult> {
   const { db, appId, region, now } = input;
-  const out: FollowUpResult = { live: 0, retried: 0, unsettled: 0, staled: 0, media: 0 };
+  const out: FollowUpResult = { live: 0, retried: 0, unsettled: 0, staled: 0, listed: 0 };
   const done = new Set<string>();
   const run = async (pending: Pending[]): Promise<void> => {
     for (let i = 0; i < pending.length && !input.stopped(); i += BATCH) await input.fetchAndWrite(pending.slice(i, i + BATCH));
@@ -74,9 +75,9 @@ export async function followUpFetches(input: FollowUpInput): Promise<FollowUpRes
   await run(unsettled.map((id) => pendingById(id)));
 
   if (input.refetchListed !== undefined) {
-    const media = (await listCallsStoredFromList(db, appId, region, input.refetchListed)).filter((id) => !skip(id));
-    out.media = media.length;
-    await run(media.map((id) => pendingById(id)));
+    const listed = (await listCallsStoredFromList(db, appId, region, input.refetchListed)).filter((id) => !skip(id));
+    out.listed = listed.length;
+    await run(listed.map((id) => pendingById(id)));
   }
   return out;
 }

@@ -169,7 +169,7 @@ export async function syncApp(deps: SyncDeps, settings: Settings, app: AppSettin
     // The follow-up passes may ask for live and retry-listed calls: the fetcher notes which of these
     // it already asked in this run (a small set, whatever the size of the listing).
     const watch = backfill ? new Set<string>() : new Set([...liveBefore, ...retryList.ids]);
-    // Complete-looking list entries with media are audited against Get Call (see ListAudit).
+    // Some complete-looking list entries are audited against Get Call (see ListAudit).
     const audit = settings.detailFetch === 'auto' ? await ListAudit.load(db, app.appId, app.region) : undefined;
     const fetcher = new DetailFetcher({
       api, limit: pLimit(settings.concurrency), appId: app.appId, region: app.region, runId: opts.runId,
@@ -278,7 +278,7 @@ export async function syncApp(deps: SyncDeps, settings: Settings, app: AppSettin
     const found = audit ? await audit.save(db, app.appId, app.region) : undefined;
     if (found) log.warn({ reason: found.reason }, found.line);
     // Live calls the listing did not show, the retry list, calls that look unsettled, and calls
-    // stored from entries with media once such entries are known to leave some out.
+    // stored from list entries once such entries are known to leave media out or to differ.
     if (!fetcher.fatal && !backfill) {
       await followUpFetches({
         db, appId: app.appId, region: app.region, now: unixSeconds(clock), liveMaxDays: settings.liveMaxDays, settleDays: settings.settleDays,
