@@ -143,43 +143,6 @@ export async function markStaleLiveCalls(db: Db, appId: string, region: string, 
 }
 
 /**
- * Final calls whose details can still change, ended (or, without an end, started) since `since`:
- * recordings promised but absent, a joined participant at zero minutes (also beside others with
- * minutes), fewer participant entries than `totalParticipants`, final without an end. The list
- * entry may not change when the details do (hostile fakes answered a participant at 0 minutes, or
- * one of two participants, the night a call ended and the rest the next), so these are fetched
- * again until they settle.
- */
-export async function listUnsettledCalls(db: Db, appId: string, region: string, since: number): Promise<string[]> {
-  const rows = await db
-    .selectFrom('calls')
-    .select('session_id')
-    .where('app_id', '=', appId)
-    .where('region', '=', region)
-    .where('is_final', '=', 1)
-    .where('not_found_at', 'is', null)
-    .where((eb) => eb(eb.fn.coalesce('ended_at', 'started_at', 'initiated_at', 'first_synced_at'), '>=', since))
-    .where((eb) =>
-      eb.or([
-        eb.and([eb('has_recording', '=', 1), eb('recording_rows', '=', 0)]),
-        eb.and([eb('joined_devices', '>', 0), eb('participant_total_minutes', '=', 0)]),
-        eb.exists(
-          eb
-            .selectFrom('call_participant_rows as p')
-            .select('p.seq')
-            .whereRef('p.call_id', '=', 'calls.call_id')
-            .where('p.is_joined', '=', 1)
-            .where('p.total_duration_minutes', '=', 0),
-        ),
-        eb('ended_at', 'is', null),
-        eb('participant_rows', '<', eb.ref('total_participants')),
-      ]),
-    )
-    .execute();
-  return rows.map((r) => r.session_id);
-}
-
-/**
  * Calls stored from their list entry: those that carry recordings or transcriptions (`media`), fetched
  * again once list entries are seen to leave media out, or all of them, once entries are seen to
  * state something other than Get Call (sync/list-audit.ts).

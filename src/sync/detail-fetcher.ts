@@ -7,6 +7,7 @@ import { apiCallToRows, fingerprint, parseCall } from '../transform/call-rows.js
 import type { Logger } from '../log/logger.js';
 import { olderThanListed } from './answer-check.js';
 import type { ListAudit } from './list-audit.js';
+import type { SettleAudit } from './settle-audit.js';
 import type { PageWrite } from './page-writer.js';
 import type { Pending } from './page-planner.js';
 
@@ -33,9 +34,11 @@ export interface DetailFetcherDeps {
   watch: ReadonlySet<string>;
   /** Hears Get Call's answer for each audited list entry. */
   audit?: ListAudit | undefined;
+  /** Hears Get Call's answer for each call fetched again to audit what an earlier run stored. */
+  settle?: SettleAudit | undefined;
 }
 
-/** The same test as the unsettled pass's query (calls-repo listUnsettledCalls), on rows about to be written. */
+/** The same test as the unsettled pass's query (settle-repo listUnsettledCalls), on rows about to be written. */
 function looksUnsettled({ call: c, participants }: CallRows): boolean {
   if (c.is_final !== 1) return false;
   if ((c.has_recording === 1 && c.recording_rows === 0) || ((c.joined_devices ?? 0) > 0 && c.participant_total_minutes === 0) || c.ended_at == null) return true;
@@ -183,6 +186,8 @@ export class DetailFetcher {
       return;
     }
     const call = p.json !== undefined ? withListedFields(p.call, parsed.call) : parsed.call;
+    // Asked again to compare: an answer stating nothing new leaves the stored call as it is.
+    if (p.settle && d.settle && !d.settle.changed(id, p.settle, call)) return;
     const row = this.#store(call, json, p, now, w, onLive);
     if (p.audit) d.audit?.check(p.call, call, row);
   }

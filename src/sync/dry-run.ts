@@ -7,11 +7,13 @@ import { AppHttpClient } from '../source/http-client.js';
 import type { ListingOrder } from '../source/listing-evidence.js';
 import { CallListing } from '../source/paginate-calls.js';
 import { RequestPacer } from '../source/request-pacer.js';
-import { hasStoredCalls, listCallsStoredFromList, listLiveCalls, listUnsettledCalls, loadCallStates, type StoredCallState } from '../store/calls-repo.js';
+import { hasStoredCalls, listCallsStoredFromList, listLiveCalls, loadCallStates, type StoredCallState } from '../store/calls-repo.js';
+import { listUnsettledCalls } from '../store/settle-repo.js';
 import { listRetries } from '../store/retries-repo.js';
 import { getSyncState } from '../store/runs-repo.js';
 import { unixSeconds } from '../config/clock.js';
 import { receiverOf } from '../transform/call-rows.js';
+import { AUDIT_AFTER_SECONDS, SettleAudit } from './settle-audit.js';
 import { ListAudit } from './list-audit.js';
 import { parseListPage, planPage, unreadableEntries } from './page-planner.js';
 import { RecentCalls } from './recent-calls.js';
@@ -50,7 +52,7 @@ export interface DryRunResult {
   invalid: number;
   /** Get Call requests the sync would make for listed calls (entries the list cannot complete). */
   getCalls: number;
-  /** At most this many more after the listing: live calls not listed, the retry list, unsettled calls. */
+  /** At most this many more after the listing: live calls not listed, the retry list, unsettled calls, the settle audit's. */
   followUpGetCalls: number;
   /** Groups called in the listed window, whose members a sync would list: at least these (see groupsUnnamed). */
   groups: number;
@@ -167,6 +169,10 @@ async function dryRunApp(deps: SyncDeps, settings: Settings, app: AppSettings, o
       for (const x of await listRetries(db, app.appId, app.region)) more.add(x.sessionId);
       for (const id of await listUnsettledCalls(db, app.appId, app.region, now - settings.settleDays * 86_400)) more.add(id);
       if (audit?.refetchListed !== undefined) for (const id of await listCallsStoredFromList(db, app.appId, app.region, audit.refetchListed)) more.add(id);
+      // The settle audit's sample, or every fetched call of the settle window once details are known to change.
+      const settle = await SettleAudit.load(db, app.appId, app.region);
+      const writtenBefore = settle.refetchAll ? now : now - AUDIT_AFTER_SECONDS;
+      for (const id of (await settle.candidates(db, app.appId, app.region, { since: now - settings.settleDays * 86_400, writtenBefore, skip: (id) => more.has(id) })).keys()) more.add(id);
       for (const id of asked) more.delete(id);
       r.followUpGetCalls = more.size;
     }

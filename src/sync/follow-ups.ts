@@ -1,9 +1,11 @@
 import type { Kysely } from 'kysely';
-import { listCallsStoredFromList, listLiveCalls, listUnsettledCalls, markStaleLiveCalls } from '../store/calls-repo.js';
+import { listCallsStoredFromList, listLiveCalls, markStaleLiveCalls } from '../store/calls-repo.js';
+import { listUnsettledCalls } from '../store/settle-repo.js';
 import { listRetries } from '../store/retries-repo.js';
 import type { Database } from '../store/schema.js';
 import { pendingById, type Pending } from './page-planner.js';
 import type { RefetchListed } from './list-audit.js';
+import { AUDIT_AFTER_SECONDS, type SettleAudit } from './settle-audit.js';
 
 /** Get Calls handed to the fetcher at once by the follow-up passes. */
 const BATCH = 100;
@@ -21,6 +23,10 @@ export interface FollowUpInput {
   fetched: ReadonlySet<string>;
   /** List entries are known to leave media out (`media`) or to differ from Get Call (`all`): calls stored from them are fetched again. */
   refetchListed: RefetchListed;
+  /** Unix seconds this run started: calls written since were written by it. */
+  runStartedAt: number;
+  /** Audits fetched calls against a later answer (see SettleAudit); absent: no audit (a backfill). */
+  settle?: SettleAudit | undefined;
   fetchAndWrite: (pending: Pending[]) => Promise<void>;
   stopped: () => boolean;
 }
@@ -32,6 +38,8 @@ export interface FollowUpResult {
   staled: number;
   /** Calls stored from list entries fetched again (refetchListed). */
   listed: number;
+  /** Fetched calls asked for again to compare (SettleAudit): a sample, or all of the settle window once details are known to change. */
+  settled: number;
 }
 
 /**
@@ -42,13 +50,15 @@ export interface FollowUpResult {
  * - calls on the retry list (details that could not be had), whatever their age;
  * - final calls that look unsettled (recordings promised but absent, a joined participant without
  *   minutes, final without an end), until they settle or settleDays have passed since they ended;
+ * - a sample of the final calls an earlier run fetched within settleDays, compared with what is
+ *   stored (SettleAudit), and all of them once their details are known to change later;
  * - once list entries are seen to leave recordings or transcriptions out, every call stored from
  *   such an entry; once they are seen to state anything differently from Get Call, every call
  *   stored from its entry (until each has been fetched; an interrupted run leaves the rest to the next).
  */
 export async function followUpFetches(input: FollowUpInput): Promise<FollowUpResult> {
   const { db, appId, region, now } = input;
-  const out: FollowUpResult = { live: 0, retried: 0, unsettled: 0, staled: 0, listed: 0 };
+  const out: FollowUpResult = { live: 0, retried: 0, unsettled: 0, staled: 0, listed: 0, settled: 0 };
   const done = new Set<string>();
   const run = async (pending: Pending[]): Promise<void> => {
     for (let i = 0; i < pending.length && !input.stopped(); i += BATCH) await input.fetchAndWrite(pending.slice(i, i + BATCH));
@@ -73,6 +83,20 @@ export async function followUpFetches(input: FollowUpInput): Promise<FollowUpRes
   for (const id of unsettled) done.add(id);
   out.unsettled = unsettled.length;
   await run(unsettled.map((id) => pendingById(id)));
+
+  const settle = input.settle;
+  if (settle) {
+    const since = now - input.settleDays * 86_400;
+    // An audit's sample first; once details are found (now or before) to change, all the others.
+    for (const pass of ['audit', 'all'] as const) {
+      if (pass === 'all' && (!settle.refetchAll || input.stopped())) break;
+      const writtenBefore = pass === 'audit' ? Math.min(input.runStartedAt, now - AUDIT_AFTER_SECONDS) : input.runStartedAt;
+      const checks = await settle.candidates(db, appId, region, { since, writtenBefore, skip });
+      for (const id of checks.keys()) done.add(id);
+      out.settled += checks.size;
+      await run([...checks].map(([id, check]) => pendingById(id, { settle: check })));
+    }
+  }
 
   if (input.refetchListed !== undefined) {
     const listed = (await listCallsStoredFromList(db, appId, region, input.refetchListed)).filter((id) => !skip(id));

@@ -4,6 +4,7 @@ import { apiCallToRows, callTime, fingerprintJson, listEntryIsComplete, parseCal
 import type { CallRows } from '../store/schema.js';
 import { isFinalCall } from '../transform/call-status.js';
 import type { ListAudit } from './list-audit.js';
+import type { SettleCheck } from './settle-audit.js';
 import type { RecentCalls } from './recent-calls.js';
 
 /** A list entry that parsed, with the one serialisation that serves its fingerprint and raw_json. */
@@ -40,6 +41,8 @@ export interface Pending {
   audit?: boolean;
   /** Its list entry did not parse (see unreadableEntries): only an answer that parses is written. */
   unreadableEntry?: boolean;
+  /** Fetched again to compare with what an earlier run stored of it (see SettleAudit). */
+  settle?: SettleCheck;
 }
 
 /** A call known only by its id (live, on the retry list, unsettled): Get Call supplies all of it. */

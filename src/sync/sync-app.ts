@@ -22,6 +22,7 @@ import { markCallsNoLongerListed, proveIncrementalWindow } from './incremental-p
 import { parseListPage, planPage, unreadableEntries, type Pending } from './page-planner.js';
 import { MAX_CALLS_PER_TRANSACTION, PageWriter } from './page-writer.js';
 import { ListAudit } from './list-audit.js';
+import { SettleAudit } from './settle-audit.js';
 import { RecentCalls } from './recent-calls.js';
 import { syncModeFor } from './sync-mode.js';
 import { syncGroupMembers } from './sync-groups.js';
@@ -171,9 +172,12 @@ export async function syncApp(deps: SyncDeps, settings: Settings, app: AppSettin
     const watch = backfill ? new Set<string>() : new Set([...liveBefore, ...retryList.ids]);
     // Some complete-looking list entries are audited against Get Call (see ListAudit).
     const audit = settings.detailFetch === 'auto' ? await ListAudit.load(db, app.appId, app.region) : undefined;
+    // Calls fetched on earlier runs are audited against a new answer (see SettleAudit); not by a backfill.
+    const runStartedAt = unixSeconds(clock);
+    const settle = backfill ? undefined : await SettleAudit.load(db, app.appId, app.region);
     const fetcher = new DetailFetcher({
       api, limit: pLimit(settings.concurrency), appId: app.appId, region: app.region, runId: opts.runId,
-      nowSeconds: () => unixSeconds(clock), log, counters: r, signal: opts.signal, watch, audit,
+      nowSeconds: () => unixSeconds(clock), log, counters: r, signal: opts.signal, watch, audit, settle,
     });
     const fetchAndWrite = async (pending: Pending[]): Promise<void> => {
       const w = await fetcher.complete([], pending, [], (id) => listedLive.add(id));
@@ -282,10 +286,12 @@ export async function syncApp(deps: SyncDeps, settings: Settings, app: AppSettin
     if (!fetcher.fatal && !backfill) {
       await followUpFetches({
         db, appId: app.appId, region: app.region, now: unixSeconds(clock), liveMaxDays: settings.liveMaxDays, settleDays: settings.settleDays,
-        listedLive, fetched: fetcher.fetched, fetchAndWrite, refetchListed: audit?.refetchListed, stopped: () => fetcher.fatal !== undefined || opts.signal?.aborted === true,
+        listedLive, fetched: fetcher.fetched, fetchAndWrite, refetchListed: audit?.refetchListed, runStartedAt, settle, stopped: () => fetcher.fatal !== undefined || opts.signal?.aborted === true,
       });
       await writer.flush();
       writer.throwIfFailed();
+      const changed = settle ? await settle.save(db, app.appId, app.region) : undefined;
+      if (changed) log.warn({ reason: changed.reason }, changed.line);
     }
 
     if (fetcher.fatal) throw fetcher.fatal;

@@ -1,4 +1,4 @@
-import type { CallRows } from '../store/schema.js';
+import type { NewCallRow, NewRecordingRow, NewTranscriptionRow } from '../store/schema.js';
 
 /**
  * Two minute figures are the same when within this: REAL columns round-trip exactly, but a figure
@@ -16,7 +16,7 @@ export interface ParticipantGroup {
   times: string;
 }
 
-interface ParticipantLike {
+export interface ParticipantLike {
   uid: string;
   device_id: string;
   total_audio_minutes?: number | null;
@@ -64,8 +64,19 @@ export function sameGroups(a: Map<string, ParticipantGroup>, b: Map<string, Part
 }
 
 /** The call columns two answers for one call must agree on (minutes within MINUTES_EPSILON). */
-const SAME_VALUE = ['type', 'mode', 'receiver_type', 'receiver', 'initiator', 'status', 'total_participants', 'has_recording', 'has_transcription', 'initiated_at', 'started_at', 'ended_at', 'total_duration_seconds'] as const;
-const SAME_MINUTES = ['total_audio_minutes', 'total_video_minutes', 'total_duration_minutes'] as const;
+export const SAME_VALUE = ['type', 'mode', 'receiver_type', 'receiver', 'initiator', 'status', 'total_participants', 'has_recording', 'has_transcription', 'initiated_at', 'started_at', 'ended_at', 'total_duration_seconds'] as const;
+export const SAME_MINUTES = ['total_audio_minutes', 'total_video_minutes', 'total_duration_minutes'] as const;
+
+/**
+ * What rowsDiffer compares of a call: the rows the transform makes (CallRows) or, read back, the
+ * rows a database holds (store/settle-repo.ts).
+ */
+export interface ComparableRows {
+  call: Pick<NewCallRow, (typeof SAME_VALUE)[number] | (typeof SAME_MINUTES)[number]>;
+  participants: readonly ParticipantLike[];
+  recordings: readonly Pick<NewRecordingRow, 'rid' | 'duration_minutes' | 'start_time' | 'end_time'>[];
+  transcriptions: readonly Pick<NewTranscriptionRow, 'tid'>[];
+}
 
 /**
  * Where the rows of two answers for one call differ (column names, `participants`, `recordings`,
@@ -73,14 +84,14 @@ const SAME_MINUTES = ['total_audio_minutes', 'total_video_minutes', 'total_durat
  * against Get Call's answer. Everything that reaches the tables is compared, but for payloads and
  * bookkeeping (source, fingerprints, sync times) and media URLs (a service may sign each answer's anew).
  */
-export function rowsDiffer(a: CallRows, b: CallRows): string[] {
+export function rowsDiffer(a: ComparableRows, b: ComparableRows): string[] {
   const out: string[] = [];
   for (const k of SAME_VALUE) if ((a.call[k] ?? null) !== (b.call[k] ?? null)) out.push(k);
   for (const k of SAME_MINUTES) if (!sameMinutes(a.call[k], b.call[k])) out.push(k);
   if (!sameGroups(groupParticipants(a.participants, true), groupParticipants(b.participants, true))) out.push('participants');
-  const recordings = (r: CallRows): string => r.recordings.map((x) => `${x.rid}/${x.duration_minutes ?? ''}/${x.start_time ?? ''}/${x.end_time ?? ''}`).sort().join('\n');
+  const recordings = (r: ComparableRows): string => r.recordings.map((x) => `${x.rid}/${x.duration_minutes ?? ''}/${x.start_time ?? ''}/${x.end_time ?? ''}`).sort().join('\n');
   if (recordings(a) !== recordings(b)) out.push('recordings');
-  const transcriptions = (r: CallRows): string => r.transcriptions.map((x) => x.tid).sort().join('\n');
+  const transcriptions = (r: ComparableRows): string => r.transcriptions.map((x) => x.tid).sort().join('\n');
   if (transcriptions(a) !== transcriptions(b)) out.push('transcriptions');
   return out;
 }

@@ -1,0 +1,126 @@
+import { sql, type Kysely, type Transaction } from 'kysely';
+import { MAX_IDS } from './compiled-statements.js';
+import type { Database } from './schema.js';
+
+type Db = Kysely<Database> | Transaction<Database>;
+
+/** When a call is taken to have happened: its end, else its start, else when it was first stored. */
+const WHEN = ['ended_at', 'started_at', 'initiated_at', 'first_synced_at'] as const;
+
+export interface FetchedCallsQuery {
+  /** Ended (see WHEN) at or after this, unix seconds. */
+  since?: number;
+  /** Ended before this, unix seconds. */
+  before?: number;
+  /** Last written before this, unix seconds: fetched on an earlier run. */
+  writtenBefore: number;
+  /** At most this many, drawn at random (each run's sample reaches other calls); all of them without. */
+  sample?: number;
+}
+
+/**
+ * Final calls whose details Get Call supplied, last written before `writtenBefore`. Calls known
+ * gone are left out.
+ */
+export async function listFetchedCalls(db: Db, appId: string, region: string, q: FetchedCallsQuery): Promise<string[]> {
+  let query = db
+    .selectFrom('calls')
+    .select('session_id')
+    .where('app_id', '=', appId)
+    .where('region', '=', region)
+    .where('is_final', '=', 1)
+    .where('details_source', '=', 'detail')
+    .where('not_found_at', 'is', null)
+    .where('synced_at', '<', q.writtenBefore);
+  if (q.since !== undefined) query = query.where((eb) => eb(eb.fn.coalesce(...WHEN), '>=', q.since!));
+  if (q.before !== undefined) query = query.where((eb) => eb(eb.fn.coalesce(...WHEN), '<', q.before!));
+  // random() is SQLite's and PostgreSQL's both.
+  if (q.sample !== undefined) query = query.orderBy(sql`random()`).limit(q.sample);
+  return (await query.execute()).map((r) => r.session_id);
+}
+
+/** What a database holds of a call, as much as compare-rows' rowsDiffer reads. */
+export interface StoredCallRows {
+  call: {
+    type: string | null; mode: string | null; receiver_type: string | null; receiver: string | null; initiator: string | null; status: string | null;
+    total_participants: number | null; has_recording: number; has_transcription: number; initiated_at: number | null; started_at: number | null;
+    ended_at: number | null; total_duration_seconds: number | null; total_audio_minutes: number | null; total_video_minutes: number | null; total_duration_minutes: number | null;
+  };
+  participants: { uid: string; device_id: string; total_audio_minutes: number | null; total_video_minutes: number | null; total_duration_minutes: number | null; is_joined: number; joined_at: number | null; left_at: number | null }[];
+  recordings: { rid: string; duration_minutes: number | null; start_time: number | null; end_time: number | null }[];
+  transcriptions: { tid: string }[];
+}
+
+/** The stored rows of these calls (by sessionId), read back to compare with a new answer. */
+export async function loadStoredCallRows(db: Db, appId: string, region: string, sessionIds: readonly string[]): Promise<Map<string, StoredCallRows>> {
+  const out = new Map<string, StoredCallRows>();
+  for (let i = 0; i < sessionIds.length; i += MAX_IDS) {
+    const ids = sessionIds.slice(i, i + MAX_IDS);
+    const calls = await db
+      .selectFrom('calls')
+      .select([
+        'call_id', 'session_id', 'type', 'mode', 'receiver_type', 'receiver', 'initiator', 'status', 'total_participants', 'has_recording', 'has_transcription',
+        'initiated_at', 'started_at', 'ended_at', 'total_duration_seconds', 'total_audio_minutes', 'total_video_minutes', 'total_duration_minutes',
+      ])
+      .where('app_id', '=', appId)
+      .where('region', '=', region)
+      .where('session_id', 'in', ids)
+      .execute();
+    if (calls.length === 0) continue;
+    const byCallId = new Map<number, StoredCallRows>();
+    for (const { call_id, session_id, ...call } of calls) {
+      const rows: StoredCallRows = { call, participants: [], recordings: [], transcriptions: [] };
+      out.set(session_id, rows);
+      byCallId.set(Number(call_id), rows);
+    }
+    const participants = await db
+      .selectFrom('call_participant_rows')
+      .select(['call_id', 'uid', 'device_id', 'total_audio_minutes', 'total_video_minutes', 'total_duration_minutes', 'is_joined', 'joined_at', 'left_at'])
+      .where('call_id', 'in', [...byCallId.keys()])
+      .execute();
+    for (const { call_id, ...p } of participants) byCallId.get(Number(call_id))?.participants.push(p);
+    const found = calls.map((c) => c.session_id);
+    const recordings = await db.selectFrom('call_recordings').select(['session_id', 'rid', 'duration_minutes', 'start_time', 'end_time']).where('app_id', '=', appId).where('session_id', 'in', found).execute();
+    for (const { session_id, ...r } of recordings) out.get(session_id)?.recordings.push(r);
+    const transcriptions = await db.selectFrom('call_transcriptions').select(['session_id', 'tid']).where('app_id', '=', appId).where('session_id', 'in', found).execute();
+    for (const { session_id, tid } of transcriptions) out.get(session_id)?.transcriptions.push({ tid });
+  }
+  return out;
+}
+
+/**
+ * Final calls whose details can still change, ended (or, without an end, started) since `since`:
+ * recordings promised but absent, a joined participant at zero minutes (also beside others with
+ * minutes), fewer participant entries than `totalParticipants`, final without an end. The list
+ * entry may not change when the details do (hostile fakes answered a participant at 0 minutes, or
+ * one of two participants, the night a call ended and the rest the next), so these are fetched
+ * again until they settle.
+ */
+export async function listUnsettledCalls(db: Db, appId: string, region: string, since: number): Promise<string[]> {
+  const rows = await db
+    .selectFrom('calls')
+    .select('session_id')
+    .where('app_id', '=', appId)
+    .where('region', '=', region)
+    .where('is_final', '=', 1)
+    .where('not_found_at', 'is', null)
+    .where((eb) => eb(eb.fn.coalesce('ended_at', 'started_at', 'initiated_at', 'first_synced_at'), '>=', since))
+    .where((eb) =>
+      eb.or([
+        eb.and([eb('has_recording', '=', 1), eb('recording_rows', '=', 0)]),
+        eb.and([eb('joined_devices', '>', 0), eb('participant_total_minutes', '=', 0)]),
+        eb.exists(
+          eb
+            .selectFrom('call_participant_rows as p')
+            .select('p.seq')
+            .whereRef('p.call_id', '=', 'calls.call_id')
+            .where('p.is_joined', '=', 1)
+            .where('p.total_duration_minutes', '=', 0),
+        ),
+        eb('ended_at', 'is', null),
+        eb('participant_rows', '<', eb.ref('total_participants')),
+      ]),
+    )
+    .execute();
+  return rows.map((r) => r.session_id);
+}

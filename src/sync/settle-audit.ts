@@ -1,0 +1,102 @@
+import type { ApiCall } from '../source/schemas.js';
+import type { Db } from '../store/compiled-statements.js';
+import { listFetchedCalls, loadStoredCallRows, type StoredCallRows } from '../store/settle-repo.js';
+import { getSetting, saveSetting } from '../store/settings-repo.js';
+import { apiCallToRows } from '../transform/call-rows.js';
+import { rowsDiffer, SAME_MINUTES, SAME_VALUE, type ComparableRows } from '../transform/compare-rows.js';
+
+/** Calls fetched on an earlier run that each run asks Get Call for again, to compare. */
+export const SETTLE_AUDITS = 8;
+/**
+ * A call is audited once its stored answer is this old: a run repeated soon after the last one
+ * (a retry, a test, the benchmark's quiet re-run) spends no request on it.
+ */
+export const AUDIT_AFTER_SECONDS = 3_600;
+
+/** The `callsync_settings` key that remembers, per app and region, that fetched details change later. */
+export function detailsChangeSetting(appId: string, region: string): string {
+  return `details_change_after_fetch:${appId}:${region}`;
+}
+
+/** A call asked for again to compare its answer with what the database holds of it. */
+export interface SettleCheck {
+  stored: StoredCallRows;
+}
+
+/**
+ * Whether the details Get Call gave on an earlier run are still what it answers, for calls whose
+ * list entry did not change (nothing else asks for them again). Nothing documents that a final
+ * call's details stop changing when its entry does: a service may answer provisional minutes the
+ * night a call ends and the final ones later, the list entry (which need not carry minutes) the
+ * same (hostile fake, probe round 8 F7: ok, the provisional minutes kept for good). The unsettled
+ * pass only catches answers that look unfinished (zero minutes, missing recordings).
+ *
+ * Checked at run time: each run asks again for SETTLE_AUDITS calls, drawn at random among the
+ * final calls of the last settleDays that Get Call supplied on an earlier run, and compares what
+ * each answer states with the rows stored. An answer that states nothing new is not written (what
+ * it leaves out is not a change). When one differs, it is written, the finding is remembered in
+ * `callsync_settings`, and from then on every run asks again for every such call of the last
+ * settleDays, starting with the run that found it: that run ends with the service's current details.
+ */
+export class SettleAudit {
+  #remembered: string | undefined;
+  #found: string | undefined;
+
+  constructor(remembered: string | undefined) {
+    this.#remembered = remembered;
+  }
+
+  static async load(db: Db, appId: string, region: string): Promise<SettleAudit> {
+    return new SettleAudit(await getSetting(db, detailsChangeSetting(appId, region)));
+  }
+
+  /** Whether every fetched call of the settle window is asked for (known to change, or found in this run). */
+  get refetchAll(): boolean {
+    return this.#remembered !== undefined || this.#found !== undefined;
+  }
+
+  /**
+   * The calls to ask for again, each with its stored rows: final calls Get Call supplied that ended
+   * since `since` and were written before `writtenBefore` (by an earlier run), not in `skip`; a
+   * sample of them, or all once details are known to change.
+   */
+  async candidates(db: Db, appId: string, region: string, o: { since: number; writtenBefore: number; skip: (id: string) => boolean }): Promise<Map<string, SettleCheck>> {
+    // A few more than needed: some may be in this run's other passes already.
+    const ids = (await listFetchedCalls(db, appId, region, { since: o.since, writtenBefore: o.writtenBefore, ...(this.refetchAll ? {} : { sample: 4 * SETTLE_AUDITS }) })).filter((id) => !o.skip(id));
+    const out = new Map<string, SettleCheck>();
+    for (const [id, stored] of await loadStoredCallRows(db, appId, region, this.refetchAll ? ids : ids.slice(0, SETTLE_AUDITS))) out.set(id, { stored });
+    return out;
+  }
+
+  /**
+   * Whether Get Call's answer for a call asked for again states something other than what is
+   * stored (then it is written, and in an audit, that is the finding). Fields and lists the answer
+   * leaves out are not compared: a Get Call that omits what the list entry supplied (withListedFields)
+   * would otherwise overwrite stored values with nothing.
+   */
+  changed(sessionId: string, c: SettleCheck, got: ApiCall): boolean {
+    const rows = apiCallToRows(got, undefined, { appId: '', region: '', now: 0, source: 'detail', listFingerprint: null, rawJson: '' });
+    const call: ComparableRows['call'] = { ...c.stored.call };
+    for (const k of [...SAME_VALUE, ...SAME_MINUTES]) {
+      const v = rows.call[k];
+      if (v !== null && v !== undefined) (call as Record<string, unknown>)[k] = v;
+    }
+    const stated: ComparableRows = {
+      call,
+      participants: got.participants == null ? c.stored.participants : rows.participants,
+      recordings: rows.recordings.length === 0 && got.recordings == null ? c.stored.recordings : rows.recordings,
+      transcriptions: got.transcriptions == null ? c.stored.transcriptions : rows.transcriptions,
+    };
+    const differ = rowsDiffer(c.stored, stated);
+    if (differ.length === 0) return false;
+    if (!this.refetchAll) this.#found = `Get Call answered other details than an earlier run stored, the list entry unchanged (call ${sessionId.slice(0, 80)}: ${differ.join(', ')})`;
+    return true;
+  }
+
+  /** Remembers a finding of this run against the app and region; returns the line to log (once) and why. */
+  async save(db: Db, appId: string, region: string): Promise<{ line: string; reason: string } | undefined> {
+    if (this.#found === undefined || this.#remembered !== undefined) return undefined;
+    await saveSetting(db, detailsChangeSetting(appId, region), this.#found);
+    return { reason: this.#found, line: 'details of calls change after Get Call gave them, their list entry unchanged: every call fetched within settleDays is asked for again on each run from now on (this run included)' };
+  }
+}
