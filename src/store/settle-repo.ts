@@ -90,8 +90,9 @@ export async function loadStoredCallRows(db: Db, appId: string, region: string, 
 
 /**
  * Final calls whose details can still change, ended (or, without an end, started) since `since`:
- * recordings promised but absent, a joined participant at zero minutes (also beside others with
- * minutes), fewer participant entries than `totalParticipants`, final without an end. The list
+ * recordings promised but absent or without a duration yet, transcriptions promised but absent, a
+ * joined participant at zero minutes or without any (also beside others with minutes), fewer
+ * participant entries than `totalParticipants`, final without an end. The list
  * entry may not change when the details do (hostile fakes answered a participant at 0 minutes, or
  * one of two participants, the night a call ended and the rest the next), so these are fetched
  * again until they settle.
@@ -115,10 +116,15 @@ export async function listUnsettledCalls(db: Db, appId: string, region: string, 
             .select('p.seq')
             .whereRef('p.call_id', '=', 'calls.call_id')
             .where('p.is_joined', '=', 1)
-            .where('p.total_duration_minutes', '=', 0),
+            .where((w) => w.or([w('p.total_duration_minutes', '=', 0), w('p.total_duration_minutes', 'is', null)])),
         ),
         eb('ended_at', 'is', null),
         eb('participant_rows', '<', eb.ref('total_participants')),
+        eb.exists(eb.selectFrom('call_recordings as r').select('r.rid').whereRef('r.app_id', '=', 'calls.app_id').whereRef('r.session_id', '=', 'calls.session_id').where('r.duration_minutes', 'is', null)),
+        eb.and([
+          eb('has_transcription', '=', 1),
+          eb.not(eb.exists(eb.selectFrom('call_transcriptions as t').select('t.tid').whereRef('t.app_id', '=', 'calls.app_id').whereRef('t.session_id', '=', 'calls.session_id'))),
+        ]),
       ]),
     )
     .execute();

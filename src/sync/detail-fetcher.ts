@@ -39,11 +39,12 @@ export interface DetailFetcherDeps {
 }
 
 /** The same test as the unsettled pass's query (settle-repo listUnsettledCalls), on rows about to be written. */
-function looksUnsettled({ call: c, participants }: CallRows): boolean {
+function looksUnsettled({ call: c, participants, recordings, transcriptions }: CallRows): boolean {
   if (c.is_final !== 1) return false;
   if ((c.has_recording === 1 && c.recording_rows === 0) || ((c.joined_devices ?? 0) > 0 && c.participant_total_minutes === 0) || c.ended_at == null) return true;
   if (c.total_participants != null && c.participant_rows < c.total_participants) return true;
-  return participants.some((p) => p.is_joined === 1 && p.total_duration_minutes === 0);
+  if ((c.has_transcription === 1 && transcriptions.length === 0) || recordings.some((r) => r.duration_minutes == null)) return true;
+  return participants.some((p) => p.is_joined === 1 && (p.total_duration_minutes === 0 || p.total_duration_minutes == null));
 }
 
 /** Get Call answers not-found this many runs in a row before a live call is taken as gone. */

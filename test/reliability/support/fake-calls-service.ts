@@ -130,6 +130,8 @@ export interface FakeOptions {
   lateParticipants?: number;
   /** Rewrites each List Calls entry (a copy of the call as the wire shows it): a list that carries less, or states it otherwise, than Get Call. */
   listEntry?: (entry: Wire, call: FakeCall) => Wire;
+  /** Rewrites each Get Call answer (a copy of the call as the wire shows it): details the service has not worked out yet, say. */
+  getAnswer?: (answer: Wire, call: FakeCall) => Wire;
   /** Path of the vendor's OpenAPI file: its List Calls example answers every page, Get Call its example adapted to each listed call. */
   vendor?: string;
 }
@@ -377,7 +379,7 @@ export class FakeCallsService {
         ps[last] = { ...ps[last]!, totalAudioMinutes: 0, totalVideoMinutes: 0, totalDuration: 0 };
       }
       if (this.participantLate(c)) answer.participants = (answer.participants as FakeParticipant[]).slice(0, -1);
-      return json(200, { data: answer });
+      return json(200, { data: this.opts.getAnswer ? this.opts.getAnswer(answer, c) : answer });
     }
     if (path.endsWith('/v3/stats') && this.opts.usage) return json(200, this.opts.usage);
     const members = /\/v3\/groups\/([^/]+)\/members$/.exec(path);
