@@ -120,6 +120,15 @@ export class ListAudit {
     const g = mediaOf(got);
     // More media in Get Call is the media finding (also for audits already under way when it was made).
     if (g.recordings > l.recordings || g.transcriptions > l.transcriptions) {
+      // None listed of a kind Get Call has: entries showing no media are not whole either (entries
+      // carrying no transcription fields, or `recordings: []` without hasRecording, while Get Call
+      // has them: a hostile fake, probe round 9, kept 5 of 40 with the media finding made, ok,
+      // because only entries showing media were fetched after it). No entry is trusted then.
+      if ((l.recordings === 0 && g.recordings > 0) || (l.transcriptions === 0 && g.transcriptions > 0)) {
+        this.#differs = `List Calls entries leave out a kind of media altogether (call ${id}: ${l.recordings} recording(s) and ${l.transcriptions} transcription(s) listed, ${g.recordings} and ${g.transcriptions} in Get Call)`;
+        this.#foundDiffers = this.#differs;
+        return;
+      }
       if (this.#omits !== undefined) return;
       this.#omits = `List Calls entries leave media out (call ${id}: ${l.recordings} recording(s) and ${l.transcriptions} transcription(s) listed, ${g.recordings} and ${g.transcriptions} in Get Call)`;
       this.#foundMedia = this.#omits;

@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { syncWith, tempDir, withStore } from '../helpers/harness.js';
 import { AUDITS_PER_RUN, differsSetting, FIRST_AUDITS, MEDIA_AUDITS, omitsMediaSetting } from '../../src/sync/list-audit.js';
-import { FakeCallsService, type FakeOptions } from './support/fake-calls-service.js';
+import { FakeCallsService, type FakeCall, type FakeOptions } from './support/fake-calls-service.js';
 import { settingsAt } from './support/matrix.js';
 
 /**
@@ -78,6 +78,50 @@ describe('list entries with media are audited against Get Call', () => {
       expect(recordingsMissing(service, await recordingsStored(database))).toEqual([]);
       expect(await setting(database)).toBeUndefined();
       expect(await setting(database, differsSetting('app1', 'us'))).toBeUndefined();
+    } finally {
+      await service.close();
+    }
+  });
+
+  // Probe round 9 (F1, F2): entries that show none of a kind of media Get Call has. The media
+  // finding was made, but only entries showing media were fetched after it: 5 of 40 kept, ok.
+  it('entries carrying no transcription fields while Get Call has transcriptions: found, every transcription stored, ok', async () => {
+    const transcribed = (c: FakeCall, service: FakeCallsService): boolean => c.status === 'ended' && service.calls.indexOf(c) % 3 === 0;
+    let svc: FakeCallsService | undefined;
+    const service = await start({
+      seed: 44,
+      getAnswer: (a, c) => (svc && transcribed(c, svc) ? { ...a, hasTranscription: true, transcriptions: [{ tid: `${c.sessionId}-t0`, transcriptUrl: `https://tx.invalid/${c.sessionId}.txt` }] } : a),
+    });
+    svc = service;
+    try {
+      const database = join(tmp.dir, 'no-transcription-fields.db');
+      const summary = await syncWith(settingsAt(service.baseUrls('app1'), database, SETTINGS));
+      expect(summary.results[0]!.status, summary.results[0]!.error).toBe('ok');
+      const want = service.calls.filter((c) => transcribed(c, service)).map((c) => c.sessionId).sort();
+      expect(want.length).toBeGreaterThan(40);
+      const rows = await withStore(database, ({ db }) => db.selectFrom('call_transcriptions').select('session_id').execute());
+      expect(rows.map((r) => r.session_id).sort()).toEqual(want);
+      expect(await setting(database, differsSetting('app1', 'us'))).toMatch(/^List Calls entries leave out a kind of media altogether \(call .*: 0 recording\(s\) and 0 transcription\(s\) listed, 0 and 1 in Get Call\)$/);
+    } finally {
+      await service.close();
+    }
+  });
+
+  it('entries saying `recordings: []` without hasRecording while Get Call has recordings: found, every recording stored, ok', async () => {
+    const service = await start({
+      seed: 45,
+      recordings: { every: 3, listed: 'none' },
+      listEntry: (entry) => {
+        const { hasRecording: _h, ...rest } = entry;
+        return { ...rest, recordings: [] };
+      },
+    });
+    try {
+      const database = join(tmp.dir, 'empty-recordings.db');
+      const summary = await syncWith(settingsAt(service.baseUrls('app1'), database, SETTINGS));
+      expect(summary.results[0]!.status, summary.results[0]!.error).toBe('ok');
+      expect(service.calls.filter((c) => Array.isArray(c.recordings)).length).toBeGreaterThan(40);
+      expect(recordingsMissing(service, await recordingsStored(database))).toEqual([]);
     } finally {
       await service.close();
     }
