@@ -92,6 +92,8 @@ export interface FakeOptions {
   };
   /** Page 0 (of pages counted from 1) answers no calls, its current_page echoing the request's 0. */
   pageZeroEmptyEcho?: boolean;
+  /** Page 0 (of pages counted from 1) answers the listing's last rows, as `slice((page - 1) * perPage)` does with its negative start, saying current_page 1. */
+  pageZeroLast?: boolean;
   /** List Calls entries spell their id `session_id` (no `sessionId`). */
   snakeSessionId?: boolean;
   /** The body Usage Metrics (`GET …/stats`) answers with. */
@@ -469,7 +471,7 @@ export class FakeCallsService {
     const last = Math.max(0, Math.ceil(n / size) - 1);
     let idx = o.ignorePage || !Number.isInteger(asked) || asked < base ? 0 : asked - base;
     if (idx > last) idx = o.pastEnd === 'last' ? last : o.pastEnd === 'first' ? 0 : idx;
-    let rows = all.slice(idx * size, idx * size + size);
+    let rows = o.pageZeroLast && base === 1 && asked === 0 ? all.slice(-size) : all.slice(idx * size, idx * size + size);
     if (o.hideRows && idx > 0) rows = rows.slice(0, Math.max(0, rows.length - o.hideRows));
     if (o.gapAt !== undefined && idx === o.gapAt) rows = [];
     if (o.gapAt !== undefined && idx === o.gapAt - 1) rows = rows.slice(0, -5);
