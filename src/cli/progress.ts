@@ -18,7 +18,8 @@ function seconds(ms: number): string {
 }
 
 /** `waiting for 1a2b.call-us.cometchat.io: retry 2/6 in 4 s (connection refused)`: one line, inert. */
-export function formatRetryLine(e: Pick<RetryEvent, 'host' | 'attempt' | 'maxAttempts' | 'waitMs' | 'reason'>): string {
+export function formatRetryLine(e: Pick<RetryEvent, 'host' | 'attempt' | 'maxAttempts' | 'waitMs' | 'reason' | 'pause'>): string {
+  if (e.pause) return sanitizeForTerminal(`waiting for ${e.host}: next request in ${seconds(e.waitMs)} (${e.reason})`, { singleLine: true });
   return sanitizeForTerminal(`waiting for ${e.host}: retry ${e.attempt}/${e.maxAttempts} in ${seconds(e.waitMs)} (${e.reason})`, { singleLine: true });
 }
 

@@ -33,6 +33,8 @@ export interface RetryEvent {
   /** A few words on why: `connection refused`, `HTTP 503`, `rate limited (HTTP 429)`. */
   reason: string;
   kind: ApiErrorKind;
+  /** Not a retry: the server said no requests remain, and the app's requests wait for its reset. */
+  pause?: boolean;
 }
 
 export interface HttpClientOptions {
@@ -55,6 +57,8 @@ export interface HttpClientOptions {
 
 /** Longest Retry-After we wait for; a longer one ends the request (the run reports it). */
 const MAX_RETRY_AFTER_MS = 5 * 60_000;
+/** A pause for the server's rate-limit reset this long or longer is said (onRetry, `pause`). */
+const PAUSE_NOTICE_MS = 5_000;
 const MAX_BACKOFF_MS = 30_000;
 const DEFAULT_MAX_RESPONSE_BYTES = 32 * 1024 * 1024;
 
@@ -161,6 +165,16 @@ export class AppHttpClient {
       this.#bases.set(baseUrl, b);
     }
     return b;
+  }
+
+  /** Tells onRetry of a long pause the server asked for (see PAUSE_NOTICE_MS). */
+  #notePause(origin: string, kind: RequestKind, waitMs: number): void {
+    try {
+      const { maxAttempts } = this.opts;
+      this.opts.onRetry?.({ host: new URL(origin).host, what: `the next ${kind} request`, attempt: 1, maxAttempts, waitMs, reason: 'the service says no requests remain until its X-RateLimit-Reset', kind: 'rate_limited', pause: true });
+    } catch {
+      // A display that fails to show the wait must not fail the request.
+    }
   }
 
   /** The app this client talks for (the one `label` names). */
@@ -272,7 +286,11 @@ export class AppHttpClient {
     const reset = resetAtMs(res.headers);
     if (left !== undefined && left <= 0 && reset !== undefined) {
       // The server says the window is spent: wait for its reset rather than spend a request on a 429.
-      this.opts.pacer.pauseUntil(Math.min(reset, clock.now() + MAX_RETRY_AFTER_MS));
+      const until = Math.min(reset, clock.now() + MAX_RETRY_AFTER_MS);
+      this.opts.pacer.pauseUntil(until);
+      // Said when it is long: every answer of a server saying none remain until an hourly reset
+      // held the app 5 minutes a wave, without a word under --json (probe round 9, F10).
+      if (until - clock.now() >= PAUSE_NOTICE_MS) this.#notePause(origin, kind, until - clock.now());
     }
     if (status >= 200 && status < 300) {
       let body: unknown;
