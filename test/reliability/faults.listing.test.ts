@@ -102,8 +102,9 @@ describe('fault matrix: listings and records that misbehave', () => {
       const removed = new Set([...before].filter((id) => !truth.calls.has(id)));
       const base = clean.get('small')!;
       // The first run costs a clean run plus a step back; the second re-lists the lookback window
-      // and fetches the 7 newcomers (and the calls that moved in the listing).
-      const bound = base + 3 + 60;
+      // and fetches the 7 newcomers (and the calls that moved in the listing). Each listing pass
+      // beyond the clean run's one asks page 1 to confirm page 0 (page-numbering.ts): +2.
+      const bound = base + 3 + 60 + 2;
       matrix.add(name, [first, second], { clean: base, bound, serverRequests: sim.stats('app1').requests, end: 'truth (after the 2nd run)' });
       expect([first.status, second.status]).toEqual(['ok', 'ok']);
       expect(removed.size).toBe(5);
@@ -241,7 +242,7 @@ describe('fault matrix: listings and records that misbehave', () => {
       'List repeats page 3 forever from page 4 on',
       (page, pass, forwardPage) => (page >= 4 ? forwardPage(3) : pass()),
       /^app app1 \(us\): List Calls page 4 repeats the previous page exactly before the reported end; the service's paging cannot be followed, so the listing cannot be proved complete/,
-      4,
+      5, // pages 0 (answered as page 1), 1 (asked to confirm it), 2, 3, 4
     );
   });
 
@@ -250,7 +251,7 @@ describe('fault matrix: listings and records that misbehave', () => {
       'List cycles between pages 3 and 4 forever from page 5 on',
       (page, pass, forwardPage) => (page >= 5 ? forwardPage(3 + ((page - 5) % 2)) : pass()),
       /^app app1 \(us\): List Calls pages 5–7 brought no call not already listed; the paging is looping, so the listing cannot be proved complete/,
-      7,
+      8, // pages 0 and 1 (confirming it), 2 to 7
     );
   });
 
@@ -259,7 +260,7 @@ describe('fault matrix: listings and records that misbehave', () => {
       'a 200 List page that is JSON but has no "data" array (page 2)',
       async (page, pass) => (page === 2 ? { status: 200, headers: { 'content-type': 'application/json' }, body: Buffer.from('{"message":"ok","items":[]}') } : pass()),
       /^app app1 \(us\): List Calls page 2 answered without a "data" array; is callsBaseUrl the Calls API/,
-      2,
+      3, // pages 0, 1 (confirming it), 2
     );
   });
 
