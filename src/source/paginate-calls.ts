@@ -1,5 +1,5 @@
 import type { CallsApi, ListCallsPage } from './calls-api.js';
-import { firstPages, type FirstPages } from './page-numbering.js';
+import { firstPages, samePage, type FirstPages } from './page-numbering.js';
 import { DistinctIds, entryIds, entryTimes, ListingEnd, movedUp, OrderObserver, overlapsPrevious, pageMeta, sameIds, type ListingOrder, type OrderKey } from './listing-evidence.js';
 import { allOlder, NewestTimes, olderThanWindow } from './listing-times.js';
 import { ListingError, listingProblem } from './listing-problem.js';
@@ -52,6 +52,8 @@ export interface ListingOutcome {
 }
 
 interface PassResult {
+  /** The pass found pages capped below perPage with offsets stepping by perPage: read again at the served size. */
+  resized?: boolean;
   end: ListingEnd;
   /** Pages this pass read. */
   pages: number;
@@ -93,11 +95,18 @@ export class CallListing {
   readonly #firstPassTimes = new NewestTimes();
   #missed = 0;
 
+  /** perPage asked; lowered to the served size once offsets are seen to step by the size asked. */
+  #pageSize: number;
+  /** Whether the service's offsets were checked against a page capped below perPage (once a listing). */
+  #sizeChecked = false;
+
   constructor(
     private readonly api: Pick<CallsApi, 'listCalls'>,
-    private readonly pageSize: number,
+    pageSize: number,
     private readonly opts: ListingOptions = {},
-  ) {}
+  ) {
+    this.#pageSize = pageSize;
+  }
 
   /** Whether a pass showed `id` (see DistinctIds.has). */
   listed(id: string): boolean {
@@ -115,7 +124,11 @@ export class CallListing {
 
   async *pages(): AsyncGenerator<CallsPage, void, undefined> {
     let pass = yield* this.#pass(true);
-    let relisted = false;
+    // Pages capped below perPage, offsets stepping by perPage: the first pass skipped rows; the
+    // listing is read again at the served size, and that pass is the one proved below.
+    const resized = pass.resized === true;
+    if (resized) pass = yield* this.#pass(false);
+    let relisted = resized;
     let unstable: number | undefined;
     let moved = 0;
     const relist = !pass.stoppedEarly && this.opts.relistOnShortfall !== false;
@@ -162,13 +175,13 @@ export class CallListing {
     };
   }
 
-  async #list(page: number): Promise<ListCallsPage> {
+  async #list(page: number, size = this.#pageSize): Promise<ListCallsPage> {
     const cap = this.opts.maxPages;
     if (cap !== undefined && this.#requests >= cap) {
       throw new ListingError(`List Calls did not end within ${cap} pages (maxPagesPerRun); stopped, the listing looks endless. If the app really holds more than ${cap} pages of calls, raise maxPagesPerRun in the config`);
     }
     this.#requests++;
-    return this.api.listCalls(page, this.pageSize);
+    return this.api.listCalls(page, size);
   }
 
   /** The first page and how pages are numbered (see firstPages). */
@@ -179,7 +192,7 @@ export class CallListing {
   }
 
   async *#pass(firstPass: boolean): AsyncGenerator<CallsPage, PassResult, undefined> {
-    const end = new ListingEnd(this.pageSize);
+    const end = new ListingEnd(this.#pageSize);
     /**
      * Ids seen in this pass: whether a page brought anything new (the union across passes is
      * #distinct). The first pass's ids are #distinct itself: a second set of the same ids cost
@@ -198,6 +211,8 @@ export class CallListing {
     let stepBacks = 0;
     let pagesWithoutNew = 0;
     let emptyAskedAgain = false;
+    /** How many entries the listing's first page held (see the offsets check below). */
+    let firstCount: number | undefined;
     /** Index of the page jumped to when an oldest-first listing is read from its end (see below). */
     let jumpedTo: number | undefined;
     const startRequests = this.#requests;
@@ -238,6 +253,20 @@ export class CallListing {
       emptyAskedAgain = false;
 
       const ids = entryIds(res.entries, 'sessionId', requested);
+      if (index === 0) firstCount = res.entries.length;
+      // The first page served fewer than asked, and a second page follows: the service caps its
+      // pages. Whether its offsets step by the size served or the size asked, the pages cannot
+      // tell (a hostile fake stepping by perPage 100 while serving 25: 75 of 250 read, ok, and
+      // `verify` agreed): this page, asked again at the size served, must be the same page.
+      if (index === 1 && jumpedTo === undefined && !this.#sizeChecked && firstCount !== undefined && firstCount < this.#pageSize) {
+        this.#sizeChecked = true;
+        const check = await this.#list(requested, firstCount);
+        if (!samePage(ids, entryIds(check.entries, 'sessionId', requested))) {
+          const asked = this.#pageSize;
+          this.#pageSize = firstCount;
+          return { ...finish(`pages of ${firstCount} served for perPage ${asked}, offsets stepping by ${asked}`), resized: true };
+        }
+      }
       const repeats = sameIds(previousIds, ids);
       const times = res.entries.map(entryTimes);
       let fresh = 0;

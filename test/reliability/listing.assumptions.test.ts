@@ -51,6 +51,10 @@ const CASES: Case[] = [
   { name: 'pages from 1, page 0 empty echoing current_page 0, no total', fake: { pageZeroEmptyEcho: true, total: 'absent' }, expect: 'strong' },
   { name: 'pages from 1, page 0 empty echoing current_page 0', fake: { pageZeroEmptyEcho: true }, expect: 'strong' },
   { name: 'pages capped at 20 (perPage 50), per_page echoes 50, no total_pages', fake: { cap: 20, perPage: 'requested', totalPages: 'absent' }, expect: 'strong' },
+  // Probe round 9 (F5): offsets stepping by the perPage asked while pages are capped below it; with
+  // no total, nothing in the pages shows the rows never served (75 of 250 read, ok).
+  { name: 'pages capped at 20, offsets stepping by perPage 50, per_page echoes 50, no total', fake: { cap: 20, offsetByRequested: true, perPage: 'requested', total: 'absent' }, expect: 'strong' },
+  { name: 'pages capped at 20, offsets stepping by perPage 50, per_page 20, no total', fake: { cap: 20, offsetByRequested: true, total: 'absent' }, expect: 'strong' },
   { name: 'no total, no total_pages, 3 full pages (an empty page must follow)', fake: { calls: THREE_FULL_PAGES, total: 'absent', totalPages: 'absent' }, expect: 'strong' },
   { name: 'pages capped at 20, per_page echoes 50, no total, no total_pages', fake: { cap: 20, perPage: 'requested', total: 'absent', totalPages: 'absent' }, expect: 'strong' },
   { name: 'page past the end repeats the last page (3 full pages)', fake: { calls: THREE_FULL_PAGES, pastEnd: 'last' }, expect: 'strong' },

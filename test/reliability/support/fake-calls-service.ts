@@ -17,6 +17,8 @@ export interface FakeOptions {
   pageBase?: 0 | 1;
   /** Largest page served, whatever perPage asks for. */
   cap?: number;
+  /** With `cap`: offsets step by the perPage asked, not the size served (rows between pages never served; total_pages from perPage). */
+  offsetByRequested?: boolean;
   perPage?: 'real' | 'requested' | 'absent' | number;
   /** 'jitter': the real count plus 0–5 on every answer; 'decreasing': one lower on every page, real on the last. */
   total?: 'real' | 'absent' | 'jitter' | 'decreasing' | number;
@@ -468,10 +470,11 @@ export class FakeCallsService {
       all.splice(all.indexOf(this.#malformedAnchor) + 1, 0, MALFORMED);
     }
     const n = all.length;
-    const last = Math.max(0, Math.ceil(n / size) - 1);
+    const step = o.offsetByRequested ? requested : size;
+    const last = Math.max(0, Math.ceil(n / step) - 1);
     let idx = o.ignorePage || !Number.isInteger(asked) || asked < base ? 0 : asked - base;
     if (idx > last) idx = o.pastEnd === 'last' ? last : o.pastEnd === 'first' ? 0 : idx;
-    let rows = o.pageZeroLast && base === 1 && asked === 0 ? all.slice(-size) : all.slice(idx * size, idx * size + size);
+    let rows = o.pageZeroLast && base === 1 && asked === 0 ? all.slice(-size) : all.slice(idx * step, idx * step + size);
     if (o.hideRows && idx > 0) rows = rows.slice(0, Math.max(0, rows.length - o.hideRows));
     if (o.gapAt !== undefined && idx === o.gapAt) rows = [];
     if (o.gapAt !== undefined && idx === o.gapAt - 1) rows = rows.slice(0, -5);
@@ -501,7 +504,7 @@ export class FakeCallsService {
     const cp = o.currentPage ?? 'real';
     if (cp !== 'absent') pagination.current_page = cp === 'one' ? 1 : cp === 'plusOne' ? idx + base + 1 : idx + base;
     const tp = o.totalPages ?? 'real';
-    if (tp !== 'absent') pagination.total_pages = tp === 'real' ? Math.ceil(n / size) : tp === 'requested' ? Math.ceil(n / requested) : tp;
+    if (tp !== 'absent') pagination.total_pages = tp === 'real' ? Math.ceil(n / step) : tp === 'requested' ? Math.ceil(n / requested) : tp;
     if (o.meta === 'top-camel') {
       const camel = (k: string): string => k.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase());
       return { data, pagination: Object.fromEntries(Object.entries(pagination).map(([k, v]) => [camel(k), v])) };
