@@ -211,8 +211,8 @@ export class CallListing {
     let stepBacks = 0;
     let pagesWithoutNew = 0;
     let emptyAskedAgain = false;
-    /** How many entries the listing's first page held (see the offsets check below). */
-    let firstCount: number | undefined;
+    /** The listing's first page: its entries and reported total (see the offsets check below). */
+    let first0: { count: number; total: number | undefined } | undefined;
     /** Index of the page jumped to when an oldest-first listing is read from its end (see below). */
     let jumpedTo: number | undefined;
     const startRequests = this.#requests;
@@ -225,6 +225,20 @@ export class CallListing {
       const res = prefetched.get(requested) ?? (await this.#list(requested));
       prefetched.delete(requested);
       const meta = pageMeta(res.pagination, res.entries.length);
+      if (index === 0 && res.entries.length > 0) first0 = { count: res.entries.length, total: meta.total };
+      // The first page served fewer than asked, and its total does not say that was all: whether
+      // the offsets step by the size served or the size asked, the pages cannot tell (a hostile
+      // fake serving 25 for perPage 100, offsets stepping by 100: 75 of 250 read, ok, and `verify`
+      // agreed). The second page, asked again at the size served, must be the same page.
+      if (index === 1 && jumpedTo === undefined && !this.#sizeChecked && first0 !== undefined && first0.count < this.#pageSize && first0.total !== first0.count) {
+        this.#sizeChecked = true;
+        const check = await this.#list(requested, first0.count);
+        if (!samePage(entryIds(res.entries, 'sessionId', requested), entryIds(check.entries, 'sessionId', requested))) {
+          const asked = this.#pageSize;
+          this.#pageSize = first0.count;
+          return { ...finish(`pages of ${first0.count} served for perPage ${asked}, offsets stepping by ${asked}`), resized: true };
+        }
+      }
 
       if (res.entries.length === 0) {
         const d = end.afterEmpty(index, meta);
@@ -253,20 +267,6 @@ export class CallListing {
       emptyAskedAgain = false;
 
       const ids = entryIds(res.entries, 'sessionId', requested);
-      if (index === 0) firstCount = res.entries.length;
-      // The first page served fewer than asked, and a second page follows: the service caps its
-      // pages. Whether its offsets step by the size served or the size asked, the pages cannot
-      // tell (a hostile fake stepping by perPage 100 while serving 25: 75 of 250 read, ok, and
-      // `verify` agreed): this page, asked again at the size served, must be the same page.
-      if (index === 1 && jumpedTo === undefined && !this.#sizeChecked && firstCount !== undefined && firstCount < this.#pageSize) {
-        this.#sizeChecked = true;
-        const check = await this.#list(requested, firstCount);
-        if (!samePage(ids, entryIds(check.entries, 'sessionId', requested))) {
-          const asked = this.#pageSize;
-          this.#pageSize = firstCount;
-          return { ...finish(`pages of ${firstCount} served for perPage ${asked}, offsets stepping by ${asked}`), resized: true };
-        }
-      }
       const repeats = sameIds(previousIds, ids);
       const times = res.entries.map(entryTimes);
       let fresh = 0;

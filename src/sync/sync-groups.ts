@@ -5,7 +5,7 @@ import { MAX_MEMBERS_PER_PAGE, type MembersPage } from '../source/chat-api.js';
 import { ApiError } from '../source/errors.js';
 import { DistinctIds, entryIds, ListingEnd, overlapsPrevious, pageMeta, sameIds } from '../source/listing-evidence.js';
 import { ListingError } from '../source/listing-problem.js';
-import { firstPages } from '../source/page-numbering.js';
+import { firstPages, samePage } from '../source/page-numbering.js';
 import { ApiGroupMemberSchema, describeZodError } from '../source/schemas.js';
 import { markGroupNotFound, replaceGroupMembers } from '../store/groups-repo.js';
 import { insertRejected } from '../store/runs-repo.js';
@@ -60,6 +60,13 @@ interface MembersPageSize {
 class PageSizeRefused extends Error {
   constructor(readonly perPage: number, readonly refusal: ApiError) {
     super(refusal.message);
+  }
+}
+
+/** Pages served smaller than perPage, with offsets stepping by perPage: rows between pages are never served. */
+class PageSizeCapped extends Error {
+  constructor(readonly perPage: number, readonly served: number) {
+    super(`List Group Members served pages of ${served} for perPage=${perPage} with offsets stepping by ${perPage}`);
   }
 }
 
@@ -122,6 +129,9 @@ async function listMembers(
   let firstTotal: number | undefined;
   let lastTotal: number | undefined;
   let pages = 0;
+  /** The first page: its members and reported total (see the page-size check below). */
+  let first0: { count: number; total: number | undefined } | undefined;
+  let sizeChecked = false;
   /** Entries on the pages read (a page repeating the one before it aside): more than `seen` means a member listed twice. */
   let entriesListed = 0;
   // Only the service's own code says the group is gone (GroupGone); asked for page 0, a server
@@ -154,6 +164,16 @@ async function listMembers(
     const res = prefetched.get(page) ?? (await laterPage(page));
     prefetched.delete(page);
     const meta = pageMeta(res.pagination, res.entries.length);
+    if (index === 0 && res.entries.length > 0) first0 = { count: res.entries.length, total: meta.total };
+    // A first page smaller than asked whose total does not say that was all: the second page,
+    // asked again at the size served, must be the same page (offsets stepping by the perPage asked
+    // never serve the members between: 150 of 250 lost, ok, with the published `total: 0`; a
+    // helper's hostile fake). See CallListing.
+    if (index === 1 && !sizeChecked && first0 !== undefined && first0.count < perPage && first0.total !== first0.count) {
+      sizeChecked = true;
+      const check = await chat.listGroupMembers(guid, page, first0.count);
+      if (check.found && !samePage(entryIds(res.entries, 'uid', page), entryIds(check.entries, 'uid', page))) throw new PageSizeCapped(perPage, first0.count);
+    }
     if (meta.total !== undefined) {
       firstTotal ??= meta.total;
       lastTotal = meta.total;
@@ -244,6 +264,12 @@ async function stableMembers(deps: Parameters<typeof listMembers>[0], chat: Chat
       listed = await listMembers(deps, chat, appId, guid);
     } catch (err) {
       if (err instanceof GroupGone) return undefined;
+      if (err instanceof PageSizeCapped) {
+        // The size served from now on, for every group of this run; not counted as a reading.
+        if (deps.size.perPage > err.served) deps.size = { perPage: err.served, refused: { line: `${err.message}; members are read ${err.served} to a page in this run`, refusal: err.message } };
+        reading--;
+        continue;
+      }
       if (!(err instanceof PageSizeRefused)) throw err;
       // The documented default from now on, for every group of this run (groups listed at the same
       // time may each have been refused); not counted as a reading.

@@ -168,6 +168,15 @@ describe('group members: exact, or the group is loud and keeps what was stored',
     expect({ missing, extra }).toEqual({ missing: [], extra: [] });
   });
 
+  // Probe round 9 (F6): pages of 20 served for perPage=1000, offsets stepping by 1000, `total: 0`
+  // as published: only the first page of each group was read (the rest never served), ok.
+  it('pages capped at 20 with offsets stepping by the perPage asked, total 0: read again 20 to a page, exact, ok', async () => {
+    const { result, missing, extra, groups } = await run(17, { members: { cap: 20, total: 0, offsetByRequested: true } });
+    expect(groups).toBeGreaterThan(0);
+    expect(result.status, result.error).toBe('ok');
+    expect({ missing, extra }).toEqual({ missing: [], extra: [] });
+  });
+
   it('every page size above 50 refused: partial, one line naming the refusal', async () => {
     const { result, missing, groups } = await run(16, { members: { maxPerPage: 50 } });
     expect(result.status).toBe('partial');

@@ -91,6 +91,8 @@ export interface FakeOptions {
     overlapPage2?: boolean;
     /** A perPage above this is refused with a 400 (a service whose cap is below the documented 1000). */
     maxPerPage?: number;
+    /** With `cap`: offsets step by the perPage asked, not the size served (members between pages never served). */
+    offsetByRequested?: boolean;
   };
   /** Page 0 (of pages counted from 1) answers no calls, its current_page echoing the request's 0. */
   pageZeroEmptyEcho?: boolean;
@@ -420,7 +422,8 @@ export class FakeCallsService {
         this.membersNotFoundLater--;
         return json(404, { error: { code: 'ERR_GUID_NOT_FOUND', message: `The group with GUID ${guid} does not exist.` } });
       }
-      const served = all.slice((page - 1) * size, page * size);
+      const step = m.offsetByRequested ? requested : size;
+      const served = all.slice((page - 1) * step, (page - 1) * step + size);
       if (m.page2Short && page === 2) served.pop();
       if (m.overlapPage2 && page === 2 && served.length > 0) served[served.length - 1] = all[0]!;
       const data = served.map((uid) => {
@@ -429,7 +432,7 @@ export class FakeCallsService {
         return { uid, name: uid, scope: 'participant', joinedAt: 1700000000 };
       });
       const total = m.total === undefined || m.total === 'real' || m.total === 'omit' ? all.length : m.total;
-      const pagination = { total, count: data.length, per_page: m.perPage === 'requested' ? requested : size, current_page: page + base - 1, total_pages: Math.max(1, Math.ceil(total / size)) };
+      const pagination = { total, count: data.length, per_page: m.perPage === 'requested' ? requested : size, current_page: page + base - 1, total_pages: Math.max(1, Math.ceil(total / step)) };
       if (m.total === 'omit') delete (pagination as Partial<typeof pagination>).total;
       if (m.currentPage === 'omit') delete (pagination as Partial<typeof pagination>).current_page;
       return json(200, { data, meta: { pagination } });
