@@ -1,4 +1,5 @@
 import type { ApiCall } from '../source/schemas.js';
+import { distinctParticipantEntries } from '../transform/call-rows.js';
 import { isFinalCall } from '../transform/call-status.js';
 
 /** Recordings and transcriptions a call states (the SDK's single `recordingUrl` is one recording). */
@@ -22,8 +23,12 @@ export function olderThanListed(listed: ApiCall, got: ApiCall): string | undefin
   const g = mediaOf(got);
   if (g.recordings < l.recordings) return `the list entry has ${l.recordings} recording(s), Get Call ${g.recordings}`;
   if (g.transcriptions < l.transcriptions) return `the list entry has ${l.transcriptions} transcription(s), Get Call ${g.transcriptions}`;
-  const lp = listed.participants?.length ?? 0;
+  // An entry the list repeats exactly is one participant (see listEntryIsComplete); counted only
+  // when the answer has fewer entries than the list, as almost never.
   const gp = got.participants?.length ?? 0;
-  if (gp < lp) return `the list entry has ${lp} participant(s), Get Call ${gp}`;
+  if (gp < (listed.participants?.length ?? 0)) {
+    const lp = distinctParticipantEntries(listed);
+    if (gp < lp) return `the list entry has ${lp} participant(s), Get Call ${gp}`;
+  }
   return undefined;
 }

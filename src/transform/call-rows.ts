@@ -337,6 +337,9 @@ export function listEntryIsComplete(call: ApiCall): boolean {
     if (p.totalAudioMinutes === undefined || p.totalVideoMinutes === undefined) return false;
     if (p.totalDuration === undefined && p.totalDurationInMinutes === undefined) return false;
   }
+  // An entry repeated exactly is not two sessions: a list entry repeating one inflated the call's
+  // user-minutes, ok (probe round 9, F3). Get Call decides.
+  if (call.participants.length > 1 && distinctParticipantEntries(call) < call.participants.length) return false;
   // What an entry leaves unsaid is not known to be absent (the list's fields are not documented): an
   // entry with neither hasRecording nor recordings lost every recording as listed, and one without
   // its kind or parties stored NULLs there, its group call unseen, so the group's members were never
@@ -346,6 +349,17 @@ export function listEntryIsComplete(call: ApiCall): boolean {
   if (call.hasRecording && !(call.recordings?.length || call.recordingUrl)) return false;
   if (call.hasTranscription && !call.transcriptions?.length) return false;
   return true;
+}
+
+/** A participant entry's user, device, times and minutes: two entries alike in all of them are one entry repeated. */
+function participantEntryKey(p: ApiParticipant): string {
+  return `${p.uid}\u0000${deviceIdOf(p)}\u0000${p.joinedAt}\u0000${p.leftAt}\u0000${p.totalAudioMinutes}\u0000${p.totalVideoMinutes}\u0000${p.totalDuration ?? p.totalDurationInMinutes}`;
+}
+
+/** How many different participant entries a call has (an entry repeated exactly counts once). */
+export function distinctParticipantEntries(call: ApiCall): number {
+  const ps = call.participants ?? [];
+  return ps.length < 2 ? ps.length : new Set(ps.map(participantEntryKey)).size;
 }
 
 /** Time used to order and window calls: startedAt, else initiatedAt, else endedAt. */
