@@ -177,6 +177,22 @@ describe('group members: exact, or the group is loud and keeps what was stored',
     expect({ missing, extra }).toEqual({ missing: [], extra: [] });
   });
 
+  it('pages capped at 800 (of perPage 1000) with offsets stepping by 1000, total 0: read again 800 to a page, exact, ok', async () => {
+    const service = await FakeCallsService.start({ seed: 79, calls: 150, ongoing: 0, members: { cap: 800, total: 0, offsetByRequested: true } });
+    try {
+      // One group larger than two pages of the cap.
+      const [guid] = [...service.members.keys()];
+      service.members.set(guid!, Array.from({ length: 2000 }, (_, i) => `${guid}-big-${i}`));
+      const database = join(tmp.dir, 'members-cap-800.db');
+      const result = (await syncWith(settingsAt(service.baseUrls('app1'), database, SETTINGS))).results[0]!;
+      expect(result.status, result.error).toBe('ok');
+      const rows = await withStore(database, ({ db }) => db.selectFrom('group_members').select('uid').where('guid', '=', guid!).execute());
+      expect(rows.length).toBe(2000);
+    } finally {
+      await service.close();
+    }
+  });
+
   it('every page size above 50 refused: partial, one line naming the refusal', async () => {
     const { result, missing, groups } = await run(16, { members: { maxPerPage: 50 } });
     expect(result.status).toBe('partial');

@@ -55,6 +55,8 @@ const CASES: Case[] = [
   // no total, nothing in the pages shows the rows never served (75 of 250 read, ok).
   { name: 'pages capped at 20, offsets stepping by perPage 50, per_page echoes 50, no total', fake: { cap: 20, offsetByRequested: true, perPage: 'requested', total: 'absent' }, expect: 'strong' },
   { name: 'pages capped at 20, offsets stepping by perPage 50, per_page 20, no total', fake: { cap: 20, offsetByRequested: true, total: 'absent' }, expect: 'strong' },
+  // Round 10 (F1): a cap above half of perPage shares rows between the two answers compared.
+  { name: 'pages capped at 40, offsets stepping by perPage 50, no total', fake: { cap: 40, offsetByRequested: true, total: 'absent' }, expect: 'strong' },
   { name: 'pages capped at 20, offsets stepping by perPage 50, no total, 45 calls (the second page comes back empty)', fake: { calls: 43, cap: 20, offsetByRequested: true, total: 'absent' }, expect: 'strong' },
   { name: 'no total, no total_pages, 3 full pages (an empty page must follow)', fake: { calls: THREE_FULL_PAGES, total: 'absent', totalPages: 'absent' }, expect: 'strong' },
   { name: 'pages capped at 20, per_page echoes 50, no total, no total_pages', fake: { cap: 20, perPage: 'requested', total: 'absent', totalPages: 'absent' }, expect: 'strong' },
