@@ -49,6 +49,8 @@ export interface StoredCallRows {
   participants: { uid: string; device_id: string; total_audio_minutes: number | null; total_video_minutes: number | null; total_duration_minutes: number | null; is_joined: number; joined_at: number | null; left_at: number | null }[];
   recordings: { rid: string; duration_minutes: number | null; start_time: number | null; end_time: number | null }[];
   transcriptions: { tid: string }[];
+  /** The stored payload (the answer the call was last written from), NULL when it has none. */
+  rawJson: string | null;
 }
 
 /** The stored rows of these calls (by sessionId), read back to compare with a new answer. */
@@ -58,8 +60,9 @@ export async function loadStoredCallRows(db: Db, appId: string, region: string, 
     const ids = sessionIds.slice(i, i + MAX_IDS);
     const calls = await db
       .selectFrom('calls')
+      .leftJoin('call_payload_rows as payload', 'payload.call_id', 'calls.call_id')
       .select([
-        'call_id', 'session_id', 'type', 'mode', 'receiver_type', 'receiver', 'initiator', 'status', 'total_participants', 'has_recording', 'has_transcription',
+        'calls.call_id as call_id', 'payload.raw_json as raw_json', 'session_id', 'type', 'mode', 'receiver_type', 'receiver', 'initiator', 'status', 'total_participants', 'has_recording', 'has_transcription',
         'initiated_at', 'started_at', 'ended_at', 'total_duration_seconds', 'total_audio_minutes', 'total_video_minutes', 'total_duration_minutes',
       ])
       .where('app_id', '=', appId)
@@ -68,8 +71,8 @@ export async function loadStoredCallRows(db: Db, appId: string, region: string, 
       .execute();
     if (calls.length === 0) continue;
     const byCallId = new Map<number, StoredCallRows>();
-    for (const { call_id, session_id, ...call } of calls) {
-      const rows: StoredCallRows = { call, participants: [], recordings: [], transcriptions: [] };
+    for (const { call_id, session_id, raw_json, ...call } of calls) {
+      const rows: StoredCallRows = { call, participants: [], recordings: [], transcriptions: [], rawJson: raw_json };
       out.set(session_id, rows);
       byCallId.set(Number(call_id), rows);
     }
@@ -90,7 +93,7 @@ export async function loadStoredCallRows(db: Db, appId: string, region: string, 
 
 /**
  * Final calls whose details can still change, ended (or, without an end, started) since `since`:
- * recordings promised but absent or without a duration yet, transcriptions promised but absent, a
+ * recordings promised but absent or still without an end and a duration, transcriptions promised but absent, a
  * joined participant at zero minutes or without any (also beside others with minutes), fewer
  * participant entries than `totalParticipants`, final without an end. The list
  * entry may not change when the details do (hostile fakes answered a participant at 0 minutes, or
@@ -120,7 +123,12 @@ export async function listUnsettledCalls(db: Db, appId: string, region: string, 
         ),
         eb('ended_at', 'is', null),
         eb('participant_rows', '<', eb.ref('total_participants')),
-        eb.exists(eb.selectFrom('call_recordings as r').select('r.rid').whereRef('r.app_id', '=', 'calls.app_id').whereRef('r.session_id', '=', 'calls.session_id').where('r.duration_minutes', 'is', null)),
+        // Started, not ended, no duration: still being processed. (A recording with no times at all,
+        // as the SDK's single recordingUrl gives, never gets a duration: not waited for.)
+        eb.exists(
+          eb.selectFrom('call_recordings as r').select('r.rid').whereRef('r.app_id', '=', 'calls.app_id').whereRef('r.session_id', '=', 'calls.session_id')
+            .where('r.duration_minutes', 'is', null).where('r.start_time', 'is not', null).where('r.end_time', 'is', null),
+        ),
         eb.and([
           eb('has_transcription', '=', 1),
           eb.not(eb.exists(eb.selectFrom('call_transcriptions as t').select('t.tid').whereRef('t.app_id', '=', 'calls.app_id').whereRef('t.session_id', '=', 'calls.session_id'))),

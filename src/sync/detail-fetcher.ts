@@ -43,7 +43,7 @@ function looksUnsettled({ call: c, participants, recordings, transcriptions }: C
   if (c.is_final !== 1) return false;
   if ((c.has_recording === 1 && c.recording_rows === 0) || ((c.joined_devices ?? 0) > 0 && c.participant_total_minutes === 0) || c.ended_at == null) return true;
   if (c.total_participants != null && c.participant_rows < c.total_participants) return true;
-  if ((c.has_transcription === 1 && transcriptions.length === 0) || recordings.some((r) => r.duration_minutes == null)) return true;
+  if ((c.has_transcription === 1 && transcriptions.length === 0) || recordings.some((r) => r.duration_minutes == null && r.start_time != null && r.end_time == null)) return true;
   return participants.some((p) => p.is_joined === 1 && (p.total_duration_minutes === 0 || p.total_duration_minutes == null));
 }
 
@@ -186,10 +186,14 @@ export class DetailFetcher {
       unusable(`Get Call answered an older state of the call than its list entry (${older})`, 'unusable_detail');
       return;
     }
-    const call = p.json !== undefined ? withListedFields(p.call, parsed.call) : parsed.call;
+    // What the answer leaves out comes from the list entry, or for a call asked again to compare
+    // (SettleAudit), from the answer it was last written from; its payload is then the merged record.
+    const previous = p.json !== undefined ? p.call : p.settle?.previous;
+    const call = previous !== undefined ? withListedFields(previous, parsed.call) : parsed.call;
+    const text = p.settle && call !== parsed.call ? (JSON.stringify(call) ?? json) : json;
     // Asked again to compare: an answer stating nothing new leaves the stored call as it is.
-    if (p.settle && d.settle && !d.settle.changed(id, p.settle, call)) return;
-    const row = this.#store(call, json, p, now, w, onLive);
+    if (p.settle && d.settle && !d.settle.changed(id, p.settle, call, text)) return;
+    const row = this.#store(call, text, p, now, w, onLive);
     if (p.audit) d.audit?.check(p.call, call, row);
   }
 

@@ -2,7 +2,7 @@ import type { ApiCall } from '../source/schemas.js';
 import type { Db } from '../store/compiled-statements.js';
 import { listFetchedCalls, loadStoredCallRows, type StoredCallRows } from '../store/settle-repo.js';
 import { getSetting, saveSetting } from '../store/settings-repo.js';
-import { apiCallToRows } from '../transform/call-rows.js';
+import { apiCallToRows, parseCall } from '../transform/call-rows.js';
 import { rowsDiffer, SAME_MINUTES, SAME_VALUE, type ComparableRows } from '../transform/compare-rows.js';
 
 /** Calls fetched on an earlier run that each run asks Get Call for again, to compare. */
@@ -21,6 +21,23 @@ export function detailsChangeSetting(appId: string, region: string): string {
 /** A call asked for again to compare its answer with what the database holds of it. */
 export interface SettleCheck {
   stored: StoredCallRows;
+  /**
+   * The answer it was last written from (its stored payload), read: what a new answer leaves out is
+   * taken from it, as withListedFields takes it from a list entry (an answer without `participants`
+   * deleted the stored ones, ok; probe round 10, F2).
+   */
+  previous: ApiCall | undefined;
+}
+
+/** The stored payload of a call, read as Get Call's answer; undefined when there is none or it does not parse. */
+function previousAnswer(sessionId: string, rawJson: string | null): ApiCall | undefined {
+  if (rawJson === null) return undefined;
+  try {
+    const parsed = parseCall(JSON.parse(rawJson) as unknown, sessionId);
+    return parsed.ok ? parsed.call : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /**
@@ -64,7 +81,7 @@ export class SettleAudit {
     // A few more than needed: some may be in this run's other passes already.
     const ids = (await listFetchedCalls(db, appId, region, { since: o.since, writtenBefore: o.writtenBefore, ...(this.refetchAll ? {} : { sample: 4 * SETTLE_AUDITS }) })).filter((id) => !o.skip(id));
     const out = new Map<string, SettleCheck>();
-    for (const [id, stored] of await loadStoredCallRows(db, appId, region, this.refetchAll ? ids : ids.slice(0, SETTLE_AUDITS))) out.set(id, { stored });
+    for (const [id, stored] of await loadStoredCallRows(db, appId, region, this.refetchAll ? ids : ids.slice(0, SETTLE_AUDITS))) out.set(id, { stored, previous: previousAnswer(id, stored.rawJson) });
     return out;
   }
 
@@ -74,7 +91,7 @@ export class SettleAudit {
    * leaves out are not compared: a Get Call that omits what the list entry supplied (withListedFields)
    * would otherwise overwrite stored values with nothing.
    */
-  changed(sessionId: string, c: SettleCheck, got: ApiCall): boolean {
+  changed(sessionId: string, c: SettleCheck, got: ApiCall, json: string): boolean {
     const rows = apiCallToRows(got, undefined, { appId: '', region: '', now: 0, source: 'detail', listFingerprint: null, rawJson: '' });
     const call: ComparableRows['call'] = { ...c.stored.call };
     for (const k of [...SAME_VALUE, ...SAME_MINUTES]) {
@@ -88,7 +105,10 @@ export class SettleAudit {
       transcriptions: got.transcriptions == null ? c.stored.transcriptions : rows.transcriptions,
     };
     const differ = rowsDiffer(c.stored, stated);
-    if (differ.length === 0) return false;
+    // What billing reads (minutes, parties, participants, media) is the finding; anything else an
+    // answer states otherwise (tags, metaData, a participant's state, media URLs, which a service
+    // may sign anew each time) is written, but is no reason to ask for every call again.
+    if (differ.length === 0) return json !== c.stored.rawJson;
     if (!this.refetchAll) this.#found = `Get Call answered other details than an earlier run stored, the list entry unchanged (call ${sessionId.slice(0, 80)}: ${differ.join(', ')})`;
     return true;
   }

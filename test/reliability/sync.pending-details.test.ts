@@ -110,4 +110,29 @@ describe('details the service answers later, under an unchanged list entry, are 
       },
     );
   });
+  // Round 10 (F4): a recording with no times and no duration (the SDK's single recordingUrl) never
+  // gets a duration; taken as unsettled, every such call was asked again on every run.
+  it('a recording given only as recordingUrl is not waited for: the next run asks Get Call for nothing', async () => {
+    const service = await FakeCallsService.start({
+      seed: 92, calls: 60, ongoing: 0, listMinimal: true, spanHours: 24, recordings: { every: 1, listed: 'none' },
+      getAnswer: (a) => {
+        if (!Array.isArray(a.recordings)) return a;
+        const { recordings, ...rest } = a;
+        return { ...rest, recordingUrl: `https://rec.invalid/${String((recordings as Wire[])[0]!.rid)}.mp4` };
+      },
+    });
+    try {
+      const database = join(tmp.dir, 'recording-url.db');
+      const settings = settingsAt(service.baseUrls('app1'), database, SETTINGS);
+      expect((await syncWith(settings)).results[0]!.status).toBe('ok');
+      const stored = await withStore(database, ({ db }) => db.selectFrom('call_recordings').select('rid').execute());
+      expect(stored.length).toBeGreaterThan(10);
+      const asked = service.getIds.length;
+      const second = (await syncWith(settings)).results[0]!;
+      expect(second.status, second.error).toBe('ok');
+      expect(service.getIds.length - asked).toBe(0);
+    } finally {
+      await service.close();
+    }
+  });
 });

@@ -7,7 +7,7 @@ import { testDialects } from '../helpers/databases.js';
 import { it, test } from '../helpers/fixture.js';
 import { KEY_ENV, syncWith, TEST_KEY, withStore } from '../helpers/harness.js';
 import { detailsChangeSetting, SETTLE_AUDITS } from '../../src/sync/settle-audit.js';
-import { FakeCallsService, type FakeCall } from './support/fake-calls-service.js';
+import { FakeCallsService, type FakeCall, type Wire } from './support/fake-calls-service.js';
 import { settingsAt } from './support/matrix.js';
 
 /**
@@ -66,9 +66,9 @@ function writeConfig(service: FakeCallsService, database: string, dir: string): 
   return config;
 }
 
-async function start(seed: number): Promise<FakeCallsService> {
+async function start(seed: number, getAnswer?: (a: Wire, c: FakeCall) => Wire): Promise<FakeCallsService> {
   // Minimal entries: every call is fetched with Get Call; all ended within the last day (settleDays 3).
-  return FakeCallsService.start({ seed, calls: 60, ongoing: 0, listMinimal: true, spanHours: 24 });
+  return FakeCallsService.start({ seed, calls: 60, ongoing: 0, listMinimal: true, spanHours: 24, ...(getAnswer ? { getAnswer } : {}) });
 }
 
 describe.each(await testDialects())('details that change after Get Call gave them, the list entry unchanged [%s]', (dialect) => {
@@ -137,6 +137,50 @@ describe.each(await testDialects())('details that change after Get Call gave the
       expect(await withStore(database, ({ db }) => db.selectFrom('calls').select(['session_id', 'synced_at']).orderBy('session_id').execute())).toEqual(before);
       expect(await remembered(database)).toBeUndefined();
       expect(await minutesOff(database, service)).toEqual([]);
+    } finally {
+      await service.close();
+    }
+  });
+  // Probe round 10 (F2, F3): the answer that carried the change left out what the first one had
+  // (participants), and it was stored as it came: the participants deleted, ok. Other fields
+  // (tags) that changed alone were never written.
+  it('a changed answer that leaves participants out keeps the stored participants, and what else it changed (tags) is written', async ({ database, dir }) => {
+    let night = 1;
+    const service = await start(83, (a) => (night === 1 ? a : (({ participants: _p, ...rest }) => rest)(a)));
+    try {
+      const settings = settingsAt(service.baseUrls('app1'), database, SETTINGS);
+      expect((await syncWith(settings)).results[0]!.status).toBe('ok');
+      const participantRows = async (): Promise<number> => Number((await withStore(database, ({ db }) => db.selectFrom('call_participants').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow())).n);
+      const before = await participantRows();
+      expect(before).toBeGreaterThan(100);
+      night = 2;
+      for (const c of service.calls) Object.assign(c, { totalAudioMinutes: (c.totalAudioMinutes as number) + 1, tags: ['revised'] });
+      await nightPasses(database);
+      const second = await cliSync(service, database, dir);
+      expect(second.code, second.stderr).toBe(0);
+      expect(await participantRows()).toBe(before);
+      const calls = await withStore(database, ({ db }) => db.selectFrom('calls').select(['session_id', 'total_audio_minutes', 'tags_json']).execute());
+      for (const c of service.calls) {
+        const row = calls.find((r) => r.session_id === c.sessionId)!;
+        expect(row.total_audio_minutes).toBeCloseTo(c.totalAudioMinutes as number, 9);
+        expect(row.tags_json).toBe('["revised"]');
+      }
+    } finally {
+      await service.close();
+    }
+  });
+  it('a change of tags alone: written for the calls audited, not a finding (no call asked again for it)', async ({ database }) => {
+    const service = await start(84);
+    try {
+      const settings = settingsAt(service.baseUrls('app1'), database, SETTINGS);
+      expect((await syncWith(settings)).results[0]!.status).toBe('ok');
+      for (const c of service.calls) c.tags = ['retagged'];
+      await nightPasses(database);
+      const next = (await syncWith(settings)).results[0]!;
+      expect(next.status, next.error).toBe('ok');
+      const tagged = await withStore(database, ({ db }) => db.selectFrom('calls').select('session_id').where('tags_json', '=', '["retagged"]').execute());
+      expect(tagged.length).toBe(SETTLE_AUDITS);
+      expect(await remembered(database)).toBeUndefined();
     } finally {
       await service.close();
     }
