@@ -51,7 +51,7 @@ function previousAnswer(sessionId: string, rawJson: string | null): ApiCall | un
  * Checked at run time: each run asks again for SETTLE_AUDITS calls, drawn at random among the
  * final calls of the last settleDays that Get Call supplied on an earlier run, and compares what
  * each answer states with the rows stored. An answer that states nothing new is not written (what
- * it leaves out is not a change). When one differs, it is written, the finding is remembered in
+ * it leaves out is not a change). When minutes, parties, participants or media differ, it is written, the finding is remembered in
  * `callsync_settings`, and from then on every run asks again for every such call of the last
  * settleDays, starting with the run that found it: that run ends with the service's current details.
  */
@@ -86,10 +86,10 @@ export class SettleAudit {
   }
 
   /**
-   * Whether Get Call's answer for a call asked for again states something other than what is
-   * stored (then it is written, and in an audit, that is the finding). Fields and lists the answer
-   * leaves out are not compared: a Get Call that omits what the list entry supplied (withListedFields)
-   * would otherwise overwrite stored values with nothing.
+   * Whether Get Call's answer for a call asked for again is to be written: it states something
+   * other than what is stored. A difference in what billing reads (rowsDiffer) is also the audit's
+   * finding; one in its text alone (tags, URLs) is not. Fields and lists the answer leaves out are
+   * not compared (the caller fills them from the previous answer before storing it).
    */
   changed(sessionId: string, c: SettleCheck, got: ApiCall, json: string): boolean {
     const rows = apiCallToRows(got, undefined, { appId: '', region: '', now: 0, source: 'detail', listFingerprint: null, rawJson: '' });
