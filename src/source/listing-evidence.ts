@@ -178,6 +178,17 @@ export interface PageMeta {
   totalPages?: number | undefined;
 }
 
+/**
+ * The size to ask a listing's second page at again, when its first page came back smaller than
+ * perPage and its total does not say that was all: whether the server's offsets step by the size
+ * served or the perPage asked, the pages cannot tell (stepping by perPage, the rows between pages
+ * are never served: a hostile fake, 75 of 250 calls read, ok). Undefined when no check is due.
+ * CallListing and the group members' listing both ask it.
+ */
+export function servedSizeToCheck(first: { count: number; total: number | undefined } | undefined, perPage: number): number | undefined {
+  return first !== undefined && first.count < perPage && first.total !== first.count ? first.count : undefined;
+}
+
 /** The reported figures of a page, when they are whole numbers ≥ 0 (anything else counts as not reported). */
 export function pageMeta(p: Pagination | undefined, served: number): PageMeta {
   const ok = (n: number | undefined): number | undefined => (n !== undefined && Number.isFinite(n) && n >= 0 ? Math.floor(n) : undefined);

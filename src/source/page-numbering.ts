@@ -20,7 +20,7 @@ export interface FirstPages<P> {
  * that arrived between the two requests push the page down; asked twice a minute apart, a busy
  * service's first page is rarely identical). Two different pages share at most an entry or two.
  */
-export function samePage(a: readonly string[], b: readonly string[]): boolean {
+function samePage(a: readonly string[], b: readonly string[]): boolean {
   if (sameIds(a, b)) return true;
   const inB = new Set(b);
   let shared = 0;

@@ -1,6 +1,6 @@
 import type { CallsApi, ListCallsPage } from './calls-api.js';
 import { firstPages, type FirstPages } from './page-numbering.js';
-import { DistinctIds, entryIds, entryTimes, ListingEnd, movedUp, OrderObserver, overlapsPrevious, pageMeta, sameIds, type ListingOrder, type OrderKey } from './listing-evidence.js';
+import { DistinctIds, entryIds, entryTimes, ListingEnd, movedUp, OrderObserver, overlapsPrevious, pageMeta, sameIds, servedSizeToCheck, type ListingOrder, type OrderKey } from './listing-evidence.js';
 import { allOlder, NewestTimes, olderThanWindow } from './listing-times.js';
 import { ListingError, listingProblem } from './listing-problem.js';
 import type { Pagination } from './schemas.js';
@@ -226,19 +226,17 @@ export class CallListing {
       prefetched.delete(requested);
       const meta = pageMeta(res.pagination, res.entries.length);
       if (index === 0 && res.entries.length > 0) first0 = { count: res.entries.length, total: meta.total };
-      // The first page served fewer than asked, and its total does not say that was all: whether
-      // the offsets step by the size served or the size asked, the pages cannot tell (a hostile
-      // fake serving 25 for perPage 100, offsets stepping by 100: 75 of 250 read, ok, and `verify`
-      // agreed). The second page, asked again at the size served, must be the same page.
-      if (index === 1 && jumpedTo === undefined && !this.#sizeChecked && first0 !== undefined && first0.count < this.#pageSize && first0.total !== first0.count) {
+      // A capped first page: the second, asked again at the size served, must be the same page
+      // (servedSizeToCheck), exactly (a tolerance for arrivals let a cap of 70 for 100 through,
+      // round 10 F1): a call arriving in between costs a listing read at the served size, never a call.
+      const served = index === 1 && jumpedTo === undefined && !this.#sizeChecked ? servedSizeToCheck(first0, this.#pageSize) : undefined;
+      if (served !== undefined) {
         this.#sizeChecked = true;
-        const check = await this.#list(requested, first0.count);
-        // Exactly the same ids (a tolerance for arrivals let a cap of 70 for 100 through, round 10 F1):
-        // a call arriving in between costs a listing read at the served size, never a call.
+        const check = await this.#list(requested, served);
         if (!sameIds(entryIds(res.entries, 'sessionId', requested), entryIds(check.entries, 'sessionId', requested))) {
           const asked = this.#pageSize;
-          this.#pageSize = first0.count;
-          return { ...finish(`pages of ${first0.count} served for perPage ${asked}, offsets stepping by ${asked}`), resized: true };
+          this.#pageSize = served;
+          return { ...finish(`pages of ${served} served for perPage ${asked}, offsets stepping by ${asked}`), resized: true };
         }
       }
 

@@ -9,9 +9,7 @@ const WHEN = ['ended_at', 'started_at', 'initiated_at', 'first_synced_at'] as co
 
 export interface FetchedCallsQuery {
   /** Ended (see WHEN) at or after this, unix seconds. */
-  since?: number;
-  /** Ended before this, unix seconds. */
-  before?: number;
+  since: number;
   /** Last written before this, unix seconds: fetched on an earlier run. */
   writtenBefore: number;
   /** At most this many, drawn at random (each run's sample reaches other calls); all of them without. */
@@ -31,9 +29,8 @@ export async function listFetchedCalls(db: Db, appId: string, region: string, q:
     .where('is_final', '=', 1)
     .where('details_source', '=', 'detail')
     .where('not_found_at', 'is', null)
-    .where('synced_at', '<', q.writtenBefore);
-  if (q.since !== undefined) query = query.where((eb) => eb(eb.fn.coalesce(...WHEN), '>=', q.since!));
-  if (q.before !== undefined) query = query.where((eb) => eb(eb.fn.coalesce(...WHEN), '<', q.before!));
+    .where('synced_at', '<', q.writtenBefore)
+    .where((eb) => eb(eb.fn.coalesce(...WHEN), '>=', q.since));
   // random() is SQLite's and PostgreSQL's both.
   if (q.sample !== undefined) query = query.orderBy(sql`random()`).limit(q.sample);
   return (await query.execute()).map((r) => r.session_id);
@@ -47,7 +44,7 @@ export interface StoredCallRows {
     ended_at: number | null; total_duration_seconds: number | null; total_audio_minutes: number | null; total_video_minutes: number | null; total_duration_minutes: number | null;
   };
   participants: { uid: string; device_id: string; total_audio_minutes: number | null; total_video_minutes: number | null; total_duration_minutes: number | null; is_joined: number; joined_at: number | null; left_at: number | null }[];
-  recordings: { rid: string; duration_minutes: number | null; start_time: number | null; end_time: number | null }[];
+  recordings: { duration_minutes: number | null; start_time: number | null; end_time: number | null }[];
   transcriptions: { tid: string }[];
   /** The stored payload (the answer the call was last written from), NULL when it has none. */
   rawJson: string | null;
@@ -83,7 +80,7 @@ export async function loadStoredCallRows(db: Db, appId: string, region: string, 
       .execute();
     for (const { call_id, ...p } of participants) byCallId.get(Number(call_id))?.participants.push(p);
     const found = calls.map((c) => c.session_id);
-    const recordings = await db.selectFrom('call_recordings').select(['session_id', 'rid', 'duration_minutes', 'start_time', 'end_time']).where('app_id', '=', appId).where('session_id', 'in', found).execute();
+    const recordings = await db.selectFrom('call_recordings').select(['session_id', 'duration_minutes', 'start_time', 'end_time']).where('app_id', '=', appId).where('session_id', 'in', found).execute();
     for (const { session_id, ...r } of recordings) out.get(session_id)?.recordings.push(r);
     const transcriptions = await db.selectFrom('call_transcriptions').select(['session_id', 'tid']).where('app_id', '=', appId).where('session_id', 'in', found).execute();
     for (const { session_id, tid } of transcriptions) out.get(session_id)?.transcriptions.push({ tid });
@@ -93,9 +90,9 @@ export async function loadStoredCallRows(db: Db, appId: string, region: string, 
 
 /**
  * Final calls whose details can still change, ended (or, without an end, started) since `since`:
- * recordings promised but absent or still without an end and a duration, transcriptions promised but absent, a
- * joined participant at zero minutes or without any (also beside others with minutes), fewer
- * participant entries than `totalParticipants`, final without an end. The list
+ * recordings promised but absent or still without an end and a duration, transcriptions promised
+ * but absent, a joined participant at zero minutes or without any (also beside others with
+ * minutes), fewer participant entries than `totalParticipants`, final without an end. The list
  * entry may not change when the details do (hostile fakes answered a participant at 0 minutes, or
  * one of two participants, the night a call ended and the rest the next), so these are fetched
  * again until they settle.
@@ -108,7 +105,7 @@ export async function listUnsettledCalls(db: Db, appId: string, region: string, 
     .where('region', '=', region)
     .where('is_final', '=', 1)
     .where('not_found_at', 'is', null)
-    .where((eb) => eb(eb.fn.coalesce('ended_at', 'started_at', 'initiated_at', 'first_synced_at'), '>=', since))
+    .where((eb) => eb(eb.fn.coalesce(...WHEN), '>=', since))
     .where((eb) =>
       eb.or([
         eb.and([eb('has_recording', '=', 1), eb('recording_rows', '=', 0)]),

@@ -51,9 +51,10 @@ function previousAnswer(sessionId: string, rawJson: string | null): ApiCall | un
  * Checked at run time: each run asks again for SETTLE_AUDITS calls, drawn at random among the
  * final calls of the last settleDays that Get Call supplied on an earlier run, and compares what
  * each answer states with the rows stored. An answer that states nothing new is not written (what
- * it leaves out is not a change). When minutes, parties, participants or media differ, it is written, the finding is remembered in
- * `callsync_settings`, and from then on every run asks again for every such call of the last
- * settleDays, starting with the run that found it: that run ends with the service's current details.
+ * it leaves out is not a change). When minutes, parties, participants or media differ, it is
+ * written, the finding is remembered in `callsync_settings`, and from then on every run asks again
+ * for every such call of the last settleDays, starting with the run that found it: that run ends
+ * with the service's current details.
  */
 export class SettleAudit {
   #remembered: string | undefined;

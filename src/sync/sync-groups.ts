@@ -3,7 +3,7 @@ import pLimit from 'p-limit';
 import type { ChatApi } from '../source/chat-api.js';
 import { MAX_MEMBERS_PER_PAGE, type MembersPage } from '../source/chat-api.js';
 import { ApiError } from '../source/errors.js';
-import { DistinctIds, entryIds, ListingEnd, overlapsPrevious, pageMeta, sameIds } from '../source/listing-evidence.js';
+import { DistinctIds, entryIds, ListingEnd, overlapsPrevious, pageMeta, sameIds, servedSizeToCheck } from '../source/listing-evidence.js';
 import { ListingError } from '../source/listing-problem.js';
 import { firstPages } from '../source/page-numbering.js';
 import { ApiGroupMemberSchema, describeZodError } from '../source/schemas.js';
@@ -165,15 +165,14 @@ async function listMembers(
     prefetched.delete(page);
     const meta = pageMeta(res.pagination, res.entries.length);
     if (index === 0 && res.entries.length > 0) first0 = { count: res.entries.length, total: meta.total };
-    // A first page smaller than asked whose total does not say that was all: the second page,
-    // asked again at the size served, must be the same page (offsets stepping by the perPage asked
-    // never serve the members between: 150 of 250 lost, ok, with the published `total: 0`; a
-    // helper's hostile fake). See CallListing.
-    if (index === 1 && !sizeChecked && first0 !== undefined && first0.count < perPage && first0.total !== first0.count) {
+    // A capped first page: the second, asked again at the size served, must be exactly the same
+    // (servedSizeToCheck; see CallListing: offsets stepping by perPage lost 150 of 250 members, ok,
+    // with the published `total: 0`).
+    const served = index === 1 && !sizeChecked ? servedSizeToCheck(first0, perPage) : undefined;
+    if (served !== undefined) {
       sizeChecked = true;
-      const check = await chat.listGroupMembers(guid, page, first0.count);
-      // Exactly the same members (see CallListing: a tolerance let a cap of 700 for 1000 through).
-      if (check.found && !sameIds(entryIds(res.entries, 'uid', page), entryIds(check.entries, 'uid', page))) throw new PageSizeCapped(perPage, first0.count);
+      const check = await chat.listGroupMembers(guid, page, served);
+      if (check.found && !sameIds(entryIds(res.entries, 'uid', page), entryIds(check.entries, 'uid', page))) throw new PageSizeCapped(perPage, served);
     }
     if (meta.total !== undefined) {
       firstTotal ??= meta.total;
