@@ -16,6 +16,11 @@ export interface DetailCounters {
   notFound: number;
   /** Calls whose details Get Call could not supply in this run: stored from the list where listed, on the retry list. */
   failedCalls: number;
+  /**
+   * Of failedCalls, those asked for again without a list entry (live, retried, unsettled or audited
+   * calls): what an earlier run stored of them is kept as it was, not replaced by a list entry.
+   */
+  failedKept: number;
   /** Calls whose list entry did not parse and whose Get Call answer gave nothing usable either (see AppSyncResult). */
   unreadCalls: number;
 }
@@ -117,8 +122,11 @@ export class DetailFetcher {
       w.retries.push({ sessionId: id, reason: kind });
       if (p.json !== undefined) {
         w.rows.push(apiCallToRows(p.call, undefined, { appId: d.appId, region: d.region, now: d.nowSeconds(), source: 'list', listFingerprint: p.listFingerprint, rawJson: p.json, detailError: reason.slice(0, 500) }));
+        d.log.warn({ sessionId: id, reason }, 'Get Call gave no usable details; the call is kept as listed and fetched again on later runs');
+        return;
       }
-      d.log.warn({ sessionId: id, reason }, 'Get Call gave no usable details; the call is kept as listed and fetched again on later runs');
+      d.counters.failedKept++;
+      d.log.warn({ sessionId: id, reason }, 'Get Call gave no usable details for a call asked for again; what is stored of it is kept, and it is fetched again on later runs');
     };
     let got: GetListedCallResult;
     try {
@@ -150,7 +158,7 @@ export class DetailFetcher {
         const why = p.live ? 'Get Call did not know this live call' : 'Get Call answered 404 without ERR_CALL_SESSION_NOT_FOUND';
         if (p.json !== undefined) {
           w.rows.push(apiCallToRows(p.call, undefined, { appId: d.appId, region: d.region, now, source: 'list', listFingerprint: p.listFingerprint, rawJson: p.json, detailError: `${why} (run ${strike} of ${LIVE_NOT_FOUND_RUNS} before it is taken as gone)` }));
-        }
+        } else d.counters.failedKept++;
         return;
       }
       d.counters.notFound++;

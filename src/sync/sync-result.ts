@@ -49,6 +49,8 @@ export interface AppSyncResult {
   notFound: number;
   rejected: number;
   failedCalls: number;
+  /** Of failedCalls, calls asked for again without a list entry: what was stored of them is kept. */
+  failedKept: number;
   /**
    * Listed calls whose entry did not parse and that Get Call could not supply in a form that parses
    * either (or that could not be asked for: no usable sessionId): kept aside in rejected_records,
@@ -78,6 +80,6 @@ export interface AppSyncResult {
 export function emptyResult(appId: string, region: string, mode: SyncMode): AppSyncResult {
   return {
     appId, region, mode, status: 'ok', pages: 0, callsSeen: 0, callsWritten: 0, callsFromList: 0, detailFetches: 0, notFound: 0, rejected: 0,
-    failedCalls: 0, unreadCalls: 0, groupsSynced: 0, membersSynced: 0, groupsNotFound: 0, requests: 0, requestsByKind: {}, retries: 0, rateLimited: 0, durationMs: 0, writeMs: 0,
+    failedCalls: 0, failedKept: 0, unreadCalls: 0, groupsSynced: 0, membersSynced: 0, groupsNotFound: 0, requests: 0, requestsByKind: {}, retries: 0, rateLimited: 0, durationMs: 0, writeMs: 0,
   };
 }

@@ -169,6 +169,31 @@ describe.each(await testDialects())('details that change after Get Call gave the
       await service.close();
     }
   });
+  // Probe round 10 (F7): an audited call whose answer was unusable was reported "stored as listed",
+  // though it has no list entry in the run: what an earlier run stored of it stays.
+  it('an audited call whose answer does not parse: partial, said as kept (not as listed), its stored rows unchanged; the next run clears it', async ({ database, dir }) => {
+    let night = 1;
+    const service = await start(85, (a) => (night === 2 ? { ...a, status: 7 } : a));
+    try {
+      const settings = settingsAt(service.baseUrls('app1'), database, SETTINGS);
+      expect((await syncWith(settings)).results[0]!.status).toBe('ok');
+      await nightPasses(database);
+      const stored = async (): Promise<unknown[]> => withStore(database, ({ db }) => db.selectFrom('calls').select(['session_id', 'total_audio_minutes', 'participant_total_minutes', 'details_source', 'detail_error', 'synced_at']).orderBy('session_id').execute());
+      const before = await stored();
+      night = 2;
+      const second = await cliSync(service, database, dir);
+      expect(second.code).not.toBe(0);
+      expect(second.stderr + second.stdout).toContain(`${SETTLE_AUDITS} call(s) asked for again lack details: Get Call gave nothing usable this time, so what earlier runs stored of them is kept`);
+      expect(second.stderr + second.stdout).not.toContain('stored as listed');
+      expect(await stored()).toEqual(before);
+      night = 3;
+      const third = (await syncWith(settings)).results[0]!;
+      expect(third.status, third.error).toBe('ok');
+      expect(await minutesOff(database, service)).toEqual([]);
+    } finally {
+      await service.close();
+    }
+  });
   it('a change of tags alone: written for the calls audited, not a finding (no call asked again for it)', async ({ database }) => {
     const service = await start(84);
     try {
