@@ -58,6 +58,21 @@ const CASES: Case[] = [
   // Round 10 (F1): a cap above half of perPage shares rows between the two answers compared.
   { name: 'pages capped at 40, offsets stepping by perPage 50, no total', fake: { cap: 40, offsetByRequested: true, total: 'absent' }, expect: 'strong' },
   { name: 'pages capped at 20, offsets stepping by perPage 50, no total, 45 calls (the second page comes back empty)', fake: { calls: 43, cap: 20, offsetByRequested: true, total: 'absent' }, expect: 'strong' },
+  // Round 11 (F5): a cap that starts after the first two requests shows only on a later pass,
+  // whose finding was ignored (200 of 300 read, ok without total or total_pages).
+  { name: 'pages whole for two requests, then capped at 30, offsets by perPage 50, no total, no total_pages', fake: { calls: 298, cap: 30, capAfterRequests: 2, offsetByRequested: true, total: 'absent', totalPages: 'absent' }, expect: 'strong' },
+  { name: 'pages whole for two requests, then capped at 30, offsets by perPage 50, no total', fake: { calls: 298, cap: 30, capAfterRequests: 2, offsetByRequested: true, total: 'absent' }, expect: 'strong' },
+  // Round 11 (F2): an oldest-first incremental run jumps from page 1 to the last page, past page 2,
+  // where the capped first page is checked otherwise (10 of 40 new calls stored, ok).
+  {
+    name: 'oldest first, capped at 20, offsets by perPage 50, no total; 40 calls arrive between runs',
+    fake: { order: 'oldest', cap: 20, offsetByRequested: true, total: 'absent' },
+    expect: 'strong',
+    between: (fake) => {
+      timePasses(fake);
+      for (let i = 0; i < 37; i++) fake.addCall({ at: now() - 600 + i * 10, status: 'ended' });
+    },
+  },
   { name: 'no total, no total_pages, 3 full pages (an empty page must follow)', fake: { calls: THREE_FULL_PAGES, total: 'absent', totalPages: 'absent' }, expect: 'strong' },
   { name: 'pages capped at 20, per_page echoes 50, no total, no total_pages', fake: { cap: 20, perPage: 'requested', total: 'absent', totalPages: 'absent' }, expect: 'strong' },
   { name: 'page past the end repeats the last page (3 full pages)', fake: { calls: THREE_FULL_PAGES, pastEnd: 'last' }, expect: 'strong' },

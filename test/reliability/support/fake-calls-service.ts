@@ -19,6 +19,8 @@ export interface FakeOptions {
   cap?: number;
   /** With `cap`: offsets step by the perPage asked, not the size served (rows between pages never served; total_pages from perPage). */
   offsetByRequested?: boolean;
+  /** With `cap`: the first this-many List Calls requests are served whole, the cap applies after them. */
+  capAfterRequests?: number;
   perPage?: 'real' | 'requested' | 'absent' | number;
   /** 'jitter': the real count plus 0–5 on every answer; 'decreasing': one lower on every page, real on the last. */
   total?: 'real' | 'absent' | 'jitter' | 'decreasing' | number;
@@ -445,7 +447,8 @@ export class FakeCallsService {
     const o = this.opts;
     const base = o.pageBase ?? 1;
     const requested = Number(params.get('perPage') ?? 100) || 100;
-    const size = Math.max(1, Math.min(requested, o.cap ?? 1000));
+    const cap = o.capAfterRequests !== undefined && this.listRequests <= o.capAfterRequests ? undefined : o.cap;
+    const size = Math.max(1, Math.min(requested, cap ?? 1000));
     const asked = params.has('page') ? Number(params.get('page')) : base;
     if (o.pageZeroEmptyEcho && base === 1 && asked === 0) {
       const pagination: Wire = { count: 0, current_page: 0, per_page: size };
