@@ -50,6 +50,19 @@ export interface StoredCallRows {
   rawJson: string | null;
 }
 
+/** The stored payload of one call (the answer it was last written from); undefined when there is none. */
+export async function loadStoredPayload(db: Db, appId: string, region: string, sessionId: string): Promise<string | undefined> {
+  const row = await db
+    .selectFrom('calls')
+    .innerJoin('call_payload_rows as payload', 'payload.call_id', 'calls.call_id')
+    .select('payload.raw_json as raw_json')
+    .where('app_id', '=', appId)
+    .where('region', '=', region)
+    .where('session_id', '=', sessionId)
+    .executeTakeFirst();
+  return row?.raw_json ?? undefined;
+}
+
 /** The stored rows of these calls (by sessionId), read back to compare with a new answer. */
 export async function loadStoredCallRows(db: Db, appId: string, region: string, sessionIds: readonly string[]): Promise<Map<string, StoredCallRows>> {
   const out = new Map<string, StoredCallRows>();

@@ -6,6 +6,7 @@ import type { CallRows, NewRejectedRow } from '../store/schema.js';
 import { apiCallToRows, fingerprint, parseCall } from '../transform/call-rows.js';
 import type { Logger } from '../log/logger.js';
 import { olderThanListed } from './answer-check.js';
+import { isFinalCall } from '../transform/call-status.js';
 import type { ListAudit } from './list-audit.js';
 import type { SettleAudit } from './settle-audit.js';
 import type { PageWrite } from './page-writer.js';
@@ -41,6 +42,24 @@ export interface DetailFetcherDeps {
   audit?: ListAudit | undefined;
   /** Hears Get Call's answer for each call fetched again to audit what an earlier run stored. */
   settle?: SettleAudit | undefined;
+  /** The answer a stored call was last written from (its payload), read: see #one. */
+  storedAnswer?: ((sessionId: string) => Promise<ApiCall | undefined>) | undefined;
+}
+
+/**
+ * Why an answer is unusable when what it leaves out is stored only provisionally. The stored rows
+ * stay (the list entry replacing them lost the earlier answer, and with it what the next answer
+ * leaving the same out would be checked against).
+ */
+const PROVISIONAL = 'Get Call left out the participants or recordings of a call whose stored ones are provisional (live or unfinished when stored)';
+
+/** Top-level fields an answer may leave out that a stored call's earlier answer can supply. */
+const PARTS = ['participants', 'recordings', 'transcriptions', 'totalParticipants', 'startedAt', 'endedAt', 'totalAudioMinutes', 'totalVideoMinutes', 'totalDurationInMinutes', 'totalDuration', 'hasRecording'] as const;
+
+function lacksParts(call: ApiCall): boolean {
+  const c = call as Record<string, unknown>;
+  for (const k of PARTS) if (c[k] === undefined) return true;
+  return false;
 }
 
 /** The same test as the unsettled pass's query (settle-repo listUnsettledCalls), on rows about to be written. */
@@ -110,7 +129,8 @@ export class DetailFetcher {
     if (this.#fatal || d.signal?.aborted) return;
     const id = p.call.sessionId;
     if (d.watch.has(id)) this.fetched.add(id);
-    const unusable = (reason: string, kind: 'unusable_detail' | 'get_failed'): void => {
+    /** `keep`: the stored rows stay as they are, not replaced by the list entry (see #fromStored). */
+    const unusable = (reason: string, kind: 'unusable_detail' | 'get_failed', keep = false): void => {
       this.fetched.add(id);
       // A call whose list entry did not parse stays rejected, as it was before it was asked for.
       if (p.unreadableEntry) {
@@ -120,7 +140,7 @@ export class DetailFetcher {
       }
       d.counters.failedCalls++;
       w.retries.push({ sessionId: id, reason: kind });
-      if (p.json !== undefined) {
+      if (p.json !== undefined && !keep) {
         w.rows.push(apiCallToRows(p.call, undefined, { appId: d.appId, region: d.region, now: d.nowSeconds(), source: 'list', listFingerprint: p.listFingerprint, rawJson: p.json, detailError: reason.slice(0, 500) }));
         d.log.warn({ sessionId: id, reason }, 'Get Call gave no usable details; the call is kept as listed and fetched again on later runs');
         return;
@@ -175,7 +195,10 @@ export class DetailFetcher {
     if ('asListed' in got) {
       // Get Call answered the list entry's own text: the call as listed, with its details source
       // the detail fetch (the service stated them twice).
-      this.#store(p.call, got.asListed, p, now, w, onLive);
+      const stored = await this.#fromStored(p, p.call);
+      if (stored?.provisional) unusable(PROVISIONAL, 'unusable_detail', true);
+      else if (stored) this.#store(stored.call, JSON.stringify(stored.call) ?? got.asListed, p, now, w, onLive);
+      else this.#store(p.call, got.asListed, p, now, w, onLive);
       return;
     }
     // A Get body equal to the list entry (spelt differently: spacing, escapes) parses to the same
@@ -197,12 +220,40 @@ export class DetailFetcher {
     // What the answer leaves out comes from the list entry, or for a call asked again to compare
     // (SettleAudit), from the answer it was last written from; its payload is then the merged record.
     const previous = p.json !== undefined ? p.call : p.settle?.previous;
-    const call = previous !== undefined ? withListedFields(previous, parsed.call) : parsed.call;
-    const text = p.settle && call !== parsed.call ? (JSON.stringify(call) ?? json) : json;
+    const listed = previous !== undefined ? withListedFields(previous, parsed.call) : parsed.call;
+    const stored = await this.#fromStored(p, listed);
+    // Participants or recordings kept from an answer given while the call was live, or that are
+    // unfinished themselves, are no answer: what the service holds of them now is unknown (kept
+    // silently, the minutes stayed provisional, ok: round 11 F1).
+    if (stored?.provisional) {
+      unusable(PROVISIONAL, 'unusable_detail', true);
+      return;
+    }
+    const filled = stored?.call;
+    const call = filled ?? listed;
+    const text = filled || (p.settle && call !== parsed.call) ? (JSON.stringify(call) ?? json) : json;
     // Asked again to compare: an answer stating nothing new leaves the stored call as it is.
     if (p.settle && d.settle && !d.settle.changed(id, p.settle, call, text)) return;
     const row = this.#store(call, text, p, now, w, onLive);
     if (p.audit) d.audit?.check(p.call, call, row);
+  }
+
+  /**
+   * A call the database holds, asked for again (live, retried, unsettled) or listed anew, whose
+   * answer (with its entry's fields) leaves something out: that comes from the answer it was last
+   * written from (an answer without participants or recordings deleted the stored ones, ok: probe
+   * round 11 F1). Undefined when nothing was filled; a whole answer costs no read. `provisional`:
+   * it filled participants or recordings that were provisional when stored (see #one).
+   */
+  async #fromStored(p: Pending, call: ApiCall): Promise<{ call: ApiCall; provisional: boolean } | undefined> {
+    const read = this.d.storedAnswer;
+    if (p.settle || (p.json !== undefined && p.stored !== true) || !read || !lacksParts(call)) return undefined;
+    const before = await read(call.sessionId);
+    const filled = before !== undefined ? withListedFields(before, call) : call;
+    if (before === undefined || filled === call) return undefined;
+    const parts = (['participants', 'recordings'] as const).some((k) => call[k] === undefined && filled[k] !== undefined);
+    const provisional = parts && (!isFinalCall(before) || looksUnsettled(apiCallToRows(filled, undefined, { appId: '', region: '', now: 0, source: 'detail', listFingerprint: null, rawJson: '' })));
+    return { call: filled, provisional };
   }
 
   /** The rows of a call Get Call supplied (its text `json`), and it leaves the retry list. */

@@ -43,6 +43,8 @@ export interface Pending {
   unreadableEntry?: boolean;
   /** Fetched again to compare with what an earlier run stored of it (see SettleAudit). */
   settle?: SettleCheck;
+  /** A listed call the database already holds: what Get Call and its entry leave out may be in its stored payload. */
+  stored?: boolean;
 }
 
 /** A call known only by its id (live, on the retry list, unsettled): Get Call supplies all of it. */
@@ -172,7 +174,7 @@ export function planPage(valid: readonly ListedEntry[], ctx: PlanContext): PageP
     if (route === 'list') {
       plan.listRows.push(apiCallToRows(v.call, v.raw, { appId: ctx.appId, region: ctx.region, now: ctx.now, source: 'list', listFingerprint: v.fp, rawJson: v.json }));
     } else {
-      plan.pending.push({ call: v.call, json: v.json, listFingerprint: v.fp, live, ...(route === 'audit' ? { audit: true } : {}) });
+      plan.pending.push({ call: v.call, json: v.json, listFingerprint: v.fp, live, stored: st !== undefined, ...(route === 'audit' ? { audit: true } : {}) });
     }
   }
   return plan;

@@ -30,8 +30,8 @@ export interface SettleCheck {
 }
 
 /** The stored payload of a call, read as Get Call's answer; undefined when there is none or it does not parse. */
-function previousAnswer(sessionId: string, rawJson: string | null): ApiCall | undefined {
-  if (rawJson === null) return undefined;
+export function previousAnswer(sessionId: string, rawJson: string | null | undefined): ApiCall | undefined {
+  if (rawJson === null || rawJson === undefined) return undefined;
   try {
     const parsed = parseCall(JSON.parse(rawJson) as unknown, sessionId);
     return parsed.ok ? parsed.call : undefined;

@@ -12,6 +12,7 @@ import { CallListing, type ListingOutcome } from '../source/paginate-calls.js';
 import { RequestPacer } from '../source/request-pacer.js';
 import { hasStoredCalls, upsertCalls, loadCallStates, listLiveCalls, markNotFound, type StoredCallState } from '../store/calls-repo.js';
 import { clearRetries, listRetries, recordRetries } from '../store/retries-repo.js';
+import { loadStoredPayload } from '../store/settle-repo.js';
 import { getSyncState, insertRejected, saveSyncState, startRun, updateRun } from '../store/runs-repo.js';
 import type { CallRows, Database } from '../store/schema.js';
 import type { Logger } from '../log/logger.js';
@@ -22,7 +23,7 @@ import { markCallsNoLongerListed, proveIncrementalWindow } from './incremental-p
 import { parseListPage, planPage, unreadableEntries, type Pending } from './page-planner.js';
 import { MAX_CALLS_PER_TRANSACTION, PageWriter } from './page-writer.js';
 import { ListAudit } from './list-audit.js';
-import { SettleAudit } from './settle-audit.js';
+import { previousAnswer, SettleAudit } from './settle-audit.js';
 import { RecentCalls } from './recent-calls.js';
 import { syncModeFor } from './sync-mode.js';
 import { syncGroupMembers } from './sync-groups.js';
@@ -178,6 +179,7 @@ export async function syncApp(deps: SyncDeps, settings: Settings, app: AppSettin
     const fetcher = new DetailFetcher({
       api, limit: pLimit(settings.concurrency), appId: app.appId, region: app.region, runId: opts.runId,
       nowSeconds: () => unixSeconds(clock), log, counters: r, signal: opts.signal, watch, audit, settle,
+      storedAnswer: async (id) => previousAnswer(id, await loadStoredPayload(db, app.appId, app.region, id)),
     });
     const fetchAndWrite = async (pending: Pending[]): Promise<void> => {
       const w = await fetcher.complete([], pending, [], (id) => listedLive.add(id));

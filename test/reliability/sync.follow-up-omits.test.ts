@@ -1,0 +1,94 @@
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { syncWith, tempDir, withStore } from '../helpers/harness.js';
+import { FakeCallsService, type FakeOptions, type Wire } from './support/fake-calls-service.js';
+import { settingsAt } from './support/matrix.js';
+
+/**
+ * Get Call answers that leave out what an earlier answer for the same call had, when the call is
+ * asked for again: by the unsettled pass, or because a live call ended (hostile-fake probe round
+ * 11, F1). Only the settle audit filled what an answer left out from the stored answer; elsewhere
+ * the answer was stored as it came: 19 calls lost their participants, 4 their recordings, 6 ended
+ * calls kept no participants at all, every run ok. Now what an answer leaves out comes from the
+ * answer the call was last written from, unless that was provisional (the call live, or its
+ * participants unfinished): then nothing proves the call's details, the stored rows stay and the
+ * run is partial until an answer states them.
+ */
+const SETTINGS = { pageSize: 50, detailFetch: 'auto', lookbackHours: 24, concurrency: 4, maxAttempts: 2, requestTimeoutMs: 2_000 } as const;
+
+const tmp = tempDir('callsync-follow-up-omits-');
+afterAll(() => tmp.cleanup());
+
+const without = (keys: readonly string[]) => (a: Wire): Wire => Object.fromEntries(Object.entries(a).filter(([k]) => !keys.includes(k)));
+
+/** Calls whose stored participants (how many, their minutes) or recordings differ from the service's. */
+async function off(database: string, service: FakeCallsService): Promise<string[]> {
+  const rows = await withStore(database, async ({ db }) => ({
+    calls: await db.selectFrom('calls').select(['session_id', 'participant_total_minutes']).execute(),
+    participants: await db.selectFrom('call_participants').select('session_id').execute(),
+    recordings: await db.selectFrom('call_recordings').select('session_id').execute(),
+  }));
+  const count = (list: { session_id: string }[]): Map<string, number> => list.reduce((m, r) => m.set(r.session_id, (m.get(r.session_id) ?? 0) + 1), new Map<string, number>());
+  const parts = count(rows.participants);
+  const recs = count(rows.recordings);
+  const minutes = new Map(rows.calls.map((r) => [r.session_id, r.participant_total_minutes]));
+  return service.calls
+    .filter((c) => {
+      const truth = c.participants.reduce((s, p) => s + p.totalDuration, 0);
+      const recordings = Array.isArray(c.recordings) ? c.recordings.length : 0;
+      return (parts.get(c.sessionId) ?? 0) !== c.participants.length || Math.abs((minutes.get(c.sessionId) ?? NaN) - truth) > 1e-9 || (recs.get(c.sessionId) ?? 0) !== recordings;
+    })
+    .map((c) => c.sessionId);
+}
+
+/**
+ * First run whole; then `change` (time passes) and the answers leave `omit` out for one run, then
+ * are whole again. Returns the three runs' status and the calls off after each.
+ */
+async function threeRuns(name: string, fake: FakeOptions, change: (s: FakeCallsService) => void, omit: readonly string[]): Promise<{ status: string[]; error: string; off: number[]; failedCalls: number }> {
+  let leaveOut: readonly string[] = [];
+  const service = await FakeCallsService.start({ seed: 31, calls: 60, listMinimal: true, spanHours: 24, ...fake, getAnswer: (a) => without(leaveOut)(a) });
+  try {
+    const database = join(tmp.dir, `${name}.db`);
+    const settings = settingsAt(service.baseUrls('app1'), database, SETTINGS);
+    const status: string[] = [];
+    const offAfter: number[] = [];
+    const first = (await syncWith(settings)).results[0]!;
+    status.push(first.status);
+    change(service);
+    leaveOut = omit;
+    const second = (await syncWith(settings)).results[0]!;
+    status.push(second.status);
+    offAfter.push((await off(database, service)).length);
+    leaveOut = [];
+    const third = (await syncWith(settings)).results[0]!;
+    status.push(third.status);
+    offAfter.push((await off(database, service)).length);
+    return { status, error: second.error ?? '', off: offAfter, failedCalls: second.failedCalls };
+  } finally {
+    await service.close();
+  }
+}
+
+describe('answers to calls asked for again that leave out what an earlier answer had', () => {
+  it('unfinished participants (the unsettled pass), the answer without participants: partial, kept, read whole on the next run', async () => {
+    const r = await threeRuns('unsettled-participants', { ongoing: 0, lateMinutes: 2 }, (s) => s.settleMinutes(), ['participants', 'totalParticipants']);
+    expect(r.status).toEqual(['ok', 'partial', 'ok']);
+    expect(r.failedCalls).toBeGreaterThan(3);
+    expect(r.error).toMatch(/call\(s\) asked for again lack details: Get Call gave nothing usable this time, so what earlier runs stored of them is kept/);
+    expect(r.off[1]).toBe(0);
+  });
+
+  it('live calls that ended, the answer without participants: partial (their participants were live), read whole on the next run', async () => {
+    const r = await threeRuns('live-participants', { ongoing: 6 }, (s) => s.endOngoing(), ['participants', 'totalParticipants']);
+    expect(r.status).toEqual(['ok', 'partial', 'ok']);
+    expect(r.failedCalls).toBe(6);
+    expect(r.off[1]).toBe(0);
+  });
+
+  it('final recordings, the unsettled pass’s answer without recordings: kept from the earlier answer, exact and ok', async () => {
+    const r = await threeRuns('unsettled-recordings', { ongoing: 0, lateMinutes: 2, recordings: { every: 2, listed: 'none' } }, (s) => s.settleMinutes(), ['recordings']);
+    expect(r.status).toEqual(['ok', 'ok', 'ok']);
+    expect(r.off).toEqual([0, 0]);
+  });
+});
