@@ -10,6 +10,8 @@ const WHEN = ['ended_at', 'started_at', 'initiated_at', 'first_synced_at'] as co
 export interface FetchedCallsQuery {
   /** Ended (see WHEN) at or after this, unix seconds. */
   since: number;
+  /** Ended before this, unix seconds (the settle window's older side); no bound without. */
+  until?: number;
   /** Last written before this, unix seconds: fetched on an earlier run. */
   writtenBefore: number;
   /** At most this many, drawn at random (each run's sample reaches other calls); all of them without. */
@@ -31,6 +33,7 @@ export async function listFetchedCalls(db: Db, appId: string, region: string, q:
     .where('not_found_at', 'is', null)
     .where('synced_at', '<', q.writtenBefore)
     .where((eb) => eb(eb.fn.coalesce(...WHEN), '>=', q.since));
+  if (q.until !== undefined) query = query.where((eb) => eb(eb.fn.coalesce(...WHEN), '<', q.until!));
   // random() is SQLite's and PostgreSQL's both.
   if (q.sample !== undefined) query = query.orderBy(sql`random()`).limit(q.sample);
   return (await query.execute()).map((r) => r.session_id);

@@ -173,6 +173,7 @@ async function dryRunApp(deps: SyncDeps, settings: Settings, app: AppSettings, o
       const settle = await SettleAudit.load(db, app.appId, app.region);
       const writtenBefore = settle.refetchAll ? now : now - AUDIT_AFTER_SECONDS;
       for (const id of (await settle.candidates(db, app.appId, app.region, { since: now - settings.settleDays * 86_400, writtenBefore, skip: (id) => more.has(id) })).keys()) more.add(id);
+      for (const id of (await settle.oldCandidates(db, app.appId, app.region, { until: now - settings.settleDays * 86_400, writtenBefore: now - AUDIT_AFTER_SECONDS, skip: (id) => more.has(id) })).keys()) more.add(id);
       for (const id of asked) more.delete(id);
       r.followUpGetCalls = more.size;
     }

@@ -87,11 +87,12 @@ export async function followUpFetches(input: FollowUpInput): Promise<FollowUpRes
   const settle = input.settle;
   if (settle) {
     const since = now - input.settleDays * 86_400;
-    // An audit's sample first; once details are found (now or before) to change, all the others.
-    for (const pass of ['audit', 'all'] as const) {
+    // An audit's sample first, then a few calls older than the window; once details are found (now
+    // or before) to change within the window, all its other calls.
+    for (const pass of ['audit', 'old', 'all'] as const) {
       if (pass === 'all' && (!settle.refetchAll || input.stopped())) break;
-      const writtenBefore = pass === 'audit' ? Math.min(input.runStartedAt, now - AUDIT_AFTER_SECONDS) : input.runStartedAt;
-      const checks = await settle.candidates(db, appId, region, { since, writtenBefore, skip });
+      const writtenBefore = pass === 'all' ? input.runStartedAt : Math.min(input.runStartedAt, now - AUDIT_AFTER_SECONDS);
+      const checks = pass === 'old' ? await settle.oldCandidates(db, appId, region, { until: since, writtenBefore, skip }) : await settle.candidates(db, appId, region, { since, writtenBefore, skip });
       for (const id of checks.keys()) done.add(id);
       out.settled += checks.size;
       await run([...checks].map(([id, check]) => pendingById(id, { settle: check })));

@@ -7,6 +7,8 @@ import { rowsDiffer, SAME_MINUTES, SAME_VALUE, type ComparableRows } from '../tr
 
 /** Calls fetched on an earlier run that each run asks Get Call for again, to compare. */
 export const SETTLE_AUDITS = 8;
+/** Of the calls that ended before the settle window, those each run asks for again (see oldCandidates). */
+export const OLD_AUDITS = 2;
 /**
  * A call is audited once its stored answer is this old: a run repeated soon after the last one
  * (a retry, a test, the benchmark's quiet re-run) spends no request on it.
@@ -27,6 +29,8 @@ export interface SettleCheck {
    * deleted the stored ones, ok; probe round 10, F2).
    */
   previous: ApiCall | undefined;
+  /** The call ended before the settle window (see oldCandidates). */
+  old?: boolean;
 }
 
 /** The stored payload of a call, read as Get Call's answer; undefined when there is none or it does not parse. */
@@ -38,6 +42,13 @@ export function previousAnswer(sessionId: string, rawJson: string | null | undef
   } catch {
     return undefined;
   }
+}
+
+/** The checks of these calls: their stored rows and the answer each was last written from. */
+async function checksOf(db: Db, appId: string, region: string, ids: readonly string[], old: boolean): Promise<Map<string, SettleCheck>> {
+  const out = new Map<string, SettleCheck>();
+  for (const [id, stored] of await loadStoredCallRows(db, appId, region, ids)) out.set(id, { stored, previous: previousAnswer(id, stored.rawJson), ...(old ? { old } : {}) });
+  return out;
 }
 
 /**
@@ -59,6 +70,7 @@ export function previousAnswer(sessionId: string, rawJson: string | null | undef
 export class SettleAudit {
   #remembered: string | undefined;
   #found: string | undefined;
+  #foundOld: string | undefined;
 
   constructor(remembered: string | undefined) {
     this.#remembered = remembered;
@@ -81,9 +93,25 @@ export class SettleAudit {
   async candidates(db: Db, appId: string, region: string, o: { since: number; writtenBefore: number; skip: (id: string) => boolean }): Promise<Map<string, SettleCheck>> {
     // A few more than needed: some may be in this run's other passes already.
     const ids = (await listFetchedCalls(db, appId, region, { since: o.since, writtenBefore: o.writtenBefore, ...(this.refetchAll ? {} : { sample: 4 * SETTLE_AUDITS }) })).filter((id) => !o.skip(id));
-    const out = new Map<string, SettleCheck>();
-    for (const [id, stored] of await loadStoredCallRows(db, appId, region, this.refetchAll ? ids : ids.slice(0, SETTLE_AUDITS))) out.set(id, { stored, previous: previousAnswer(id, stored.rawJson) });
-    return out;
+    return checksOf(db, appId, region, this.refetchAll ? ids : ids.slice(0, SETTLE_AUDITS), false);
+  }
+
+  /**
+   * OLD_AUDITS calls drawn at random from those that ended before the settle window (`until`),
+   * fetched by an earlier run: nothing else asks for them again, and nothing documents that their
+   * details stop changing (a service correcting minutes a week later, entries without minutes: the
+   * old minutes kept for good, `sync --full` and `verify` ok, probe round 11 F3). A difference is
+   * written, and the run is partial, naming the repair (see oldChange): asking for every old call
+   * on every run would cost a request per call ever stored.
+   */
+  async oldCandidates(db: Db, appId: string, region: string, o: { until: number; writtenBefore: number; skip: (id: string) => boolean }): Promise<Map<string, SettleCheck>> {
+    const ids = (await listFetchedCalls(db, appId, region, { since: 0, until: o.until, writtenBefore: o.writtenBefore, sample: 4 * OLD_AUDITS })).filter((id) => !o.skip(id));
+    return checksOf(db, appId, region, ids.slice(0, OLD_AUDITS), true);
+  }
+
+  /** What a call that ended before the settle window was found to have changed, in this run. */
+  get oldChange(): string | undefined {
+    return this.#foundOld;
   }
 
   /**
@@ -106,6 +134,10 @@ export class SettleAudit {
       transcriptions: got.transcriptions == null ? c.stored.transcriptions : rows.transcriptions,
     };
     const differ = rowsDiffer(c.stored, stated);
+    if (differ.length > 0 && c.old) {
+      this.#foundOld ??= `call ${sessionId.slice(0, 80)}: ${differ.join(', ')}`;
+      return true;
+    }
     // What billing reads (minutes, parties, participants, media) is the finding; anything else an
     // answer states otherwise (tags, metaData, a participant's state, media URLs, which a service
     // may sign anew each time) is written, but is no reason to ask for every call again.

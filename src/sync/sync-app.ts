@@ -316,6 +316,10 @@ export async function syncApp(deps: SyncDeps, settings: Settings, app: AppSettin
     if (r.unreadCalls > 0 && unread) {
       problems.push(`${r.unreadCalls} listed call(s) could be read neither from List Calls nor from Get Call (first: ${unread.key.slice(0, 80)}: ${unread.reason.slice(0, 200)}); they are kept aside in rejected_records, not in calls, and read again on the next run`);
     }
+    if (settle?.oldChange) {
+      const until = new Date((unixSeconds(clock) - settings.settleDays * 86_400) * 1000).toISOString().slice(0, 10);
+      problems.push(`details of a call that ended more than settleDays (${settings.settleDays}) ago changed at the service, its list entry unchanged (${settle.oldChange}; written): other calls of that age may hold stale details, which no run reads again; \`callsync sync --refetch --since <first day that matters> --until ${until}\` re-reads them`);
+    }
     const failedListed = r.failedCalls - r.failedKept;
     if (failedListed > 0) problems.push(`${failedListed} call(s) lack details: Get Call gave nothing usable, so they are stored as listed (calls.detail_error says why) and on the retry list, fetched again by later runs`);
     // A call asked for again (live, retried, unsettled, audited) has no entry to store: its stored rows stay.

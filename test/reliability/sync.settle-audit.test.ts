@@ -6,7 +6,7 @@ import { runCli } from '../helpers/cli.js';
 import { testDialects } from '../helpers/databases.js';
 import { it, test } from '../helpers/fixture.js';
 import { KEY_ENV, syncWith, TEST_KEY, withStore } from '../helpers/harness.js';
-import { detailsChangeSetting, SETTLE_AUDITS } from '../../src/sync/settle-audit.js';
+import { detailsChangeSetting, OLD_AUDITS, SETTLE_AUDITS } from '../../src/sync/settle-audit.js';
 import { FakeCallsService, type FakeCall, type Wire } from './support/fake-calls-service.js';
 import { settingsAt } from './support/matrix.js';
 
@@ -66,9 +66,9 @@ function writeConfig(service: FakeCallsService, database: string, dir: string): 
   return config;
 }
 
-async function start(seed: number, getAnswer?: (a: Wire, c: FakeCall) => Wire): Promise<FakeCallsService> {
+async function start(seed: number, getAnswer?: (a: Wire, c: FakeCall) => Wire, spanHours = 24): Promise<FakeCallsService> {
   // Minimal entries: every call is fetched with Get Call; all ended within the last day (settleDays 3).
-  return FakeCallsService.start({ seed, calls: 60, ongoing: 0, listMinimal: true, spanHours: 24, ...(getAnswer ? { getAnswer } : {}) });
+  return FakeCallsService.start({ seed, calls: 60, ongoing: 0, listMinimal: true, spanHours, ...(getAnswer ? { getAnswer } : {}) });
 }
 
 describe.each(await testDialects())('details that change after Get Call gave them, the list entry unchanged [%s]', (dialect) => {
@@ -189,6 +189,45 @@ describe.each(await testDialects())('details that change after Get Call gave the
       night = 3;
       const third = (await syncWith(settings)).results[0]!;
       expect(third.status, third.error).toBe('ok');
+      expect(await minutesOff(database, service)).toEqual([]);
+    } finally {
+      await service.close();
+    }
+  });
+  // Probe round 11 (F3): minutes corrected after settleDays, the entries (no minutes) unchanged: no
+  // run asked for such calls again, `sync --full` and `verify` ok with 35 of 80 calls wrong.
+  it('calls older than the settle window: a sample of them asked again each run; a change makes the run partial, naming the repair', async ({ database, dir }) => {
+    const service = await start(86, undefined, 24 * 10);
+    try {
+      const settings = settingsAt(service.baseUrls('app1'), database, SETTINGS);
+      expect((await syncWith(settings)).results[0]!.status).toBe('ok');
+      await nightPasses(database);
+      let asked = service.getIds.length;
+      const quiet = (await syncWith(settings)).results[0]!;
+      expect(quiet.status, quiet.error).toBe('ok');
+      expect(service.getIds.length - asked).toBe(SETTLE_AUDITS + OLD_AUDITS);
+
+      // Every call that ended before the settle window (settleDays 3) gets another minute: whichever
+      // the sample draws, it differs.
+      const cutoff = Math.floor(Date.now() / 1000) - 3 * 86_400;
+      const old = service.calls.filter((c) => (c.endedAt ?? c.startedAt ?? c.initiatedAt) < cutoff);
+      expect(old.length).toBeGreaterThan(10);
+      for (const c of old) c.totalAudioMinutes = (c.totalAudioMinutes as number) + 1;
+      await nightPasses(database);
+      asked = service.getIds.length;
+      const found = await cliSync(service, database, dir);
+      expect(found.code).not.toBe(0);
+      expect(found.stdout + found.stderr).toContain('details of a call that ended more than settleDays (3) ago changed at the service, its list entry unchanged (call ');
+      expect(found.stdout + found.stderr).toMatch(/callsync sync --refetch --since <first day that matters> --until \d{4}-\d{2}-\d{2}/);
+      // The sampled old calls are written; the rest stay stale until the repair.
+      const wrong = await minutesOff(database, service);
+      expect(wrong.length).toBeLessThan(old.length);
+      expect(wrong.length).toBeGreaterThanOrEqual(old.length - OLD_AUDITS);
+      // The finding does not make the window's calls be asked for again (that is for changes within it).
+      expect(await remembered(database)).toBeUndefined();
+
+      const repair = await runCli(['sync', '--refetch', '--since', '2000-01-01', '--until', new Date(Date.now() + 86_400_000).toISOString().slice(0, 10), '--config', writeConfig(service, database, dir)], { [KEY_ENV]: TEST_KEY });
+      expect(repair.code, repair.stderr).toBe(0);
       expect(await minutesOff(database, service)).toEqual([]);
     } finally {
       await service.close();
