@@ -318,7 +318,7 @@ export async function syncApp(deps: SyncDeps, settings: Settings, app: AppSettin
     }
     if (settle?.oldChange) {
       const until = new Date((unixSeconds(clock) - settings.settleDays * 86_400) * 1000).toISOString().slice(0, 10);
-      problems.push(`details of a call that ended more than settleDays (${settings.settleDays}) ago changed at the service, its list entry unchanged (${settle.oldChange}; written): other calls of that age may hold stale details, which no run reads again; \`callsync sync --refetch --since <first day that matters> --until ${until}\` re-reads them`);
+      problems.push(`details of a call that ended more than settleDays (${settings.settleDays}) ago changed at the service, its list entry unchanged (${settle.oldChange}; written): other calls of that age may hold stale details, which no run reads again; \`callsync sync --refetch --since <first day that matters> --until ${until}\` re-reads them; if the service settles calls that late, raise settleDays past it`);
     }
     const failedListed = r.failedCalls - r.failedKept;
     if (failedListed > 0) problems.push(`${failedListed} call(s) lack details: Get Call gave nothing usable, so they are stored as listed (calls.detail_error says why) and on the retry list, fetched again by later runs`);
