@@ -53,17 +53,20 @@ export interface StoredCallRows {
   rawJson: string | null;
 }
 
-/** The stored payload of one call (the answer it was last written from); undefined when there is none. */
-export async function loadStoredPayload(db: Db, appId: string, region: string, sessionId: string): Promise<string | undefined> {
+/**
+ * The stored payload of one call (the answer it was last written from) and its detail_error (set:
+ * the payload is its list entry, kept because Get Call gave nothing usable); undefined when none.
+ */
+export async function loadStoredPayload(db: Db, appId: string, region: string, sessionId: string): Promise<{ rawJson: string; detailError: string | null } | undefined> {
   const row = await db
     .selectFrom('calls')
     .innerJoin('call_payload_rows as payload', 'payload.call_id', 'calls.call_id')
-    .select('payload.raw_json as raw_json')
+    .select(['payload.raw_json as raw_json', 'calls.detail_error as detail_error'])
     .where('app_id', '=', appId)
     .where('region', '=', region)
     .where('session_id', '=', sessionId)
     .executeTakeFirst();
-  return row?.raw_json ?? undefined;
+  return row ? { rawJson: row.raw_json, detailError: row.detail_error } : undefined;
 }
 
 /** The stored rows of these calls (by sessionId), read back to compare with a new answer. */

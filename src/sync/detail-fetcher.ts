@@ -6,7 +6,7 @@ import type { CallRows, NewRejectedRow } from '../store/schema.js';
 import { apiCallToRows, fingerprint, parseCall } from '../transform/call-rows.js';
 import type { Logger } from '../log/logger.js';
 import { olderThanListed } from './answer-check.js';
-import { isFinalCall } from '../transform/call-status.js';
+import { fillFromStored, lacksParts, looksUnsettled, withEarlierFields, type StoredAnswer } from './answer-fill.js';
 import type { ListAudit } from './list-audit.js';
 import type { SettleAudit } from './settle-audit.js';
 import type { PageWrite } from './page-writer.js';
@@ -43,33 +43,15 @@ export interface DetailFetcherDeps {
   /** Hears Get Call's answer for each call fetched again to audit what an earlier run stored. */
   settle?: SettleAudit | undefined;
   /** The answer a stored call was last written from (its payload), read: see #one. */
-  storedAnswer?: ((sessionId: string) => Promise<ApiCall | undefined>) | undefined;
+  storedAnswer?: ((sessionId: string) => Promise<StoredAnswer | undefined>) | undefined;
 }
 
 /**
- * Why an answer is unusable when what it leaves out is stored only provisionally. The stored rows
+ * Why an answer is unusable when what it leaves out is stored only provisionally (fillFromStored). The stored rows
  * stay (the list entry replacing them lost the earlier answer, and with it what the next answer
  * leaving the same out would be checked against).
  */
-const PROVISIONAL = 'Get Call left out the participants or recordings of a call whose stored ones are provisional (live or unfinished when stored)';
-
-/** Top-level fields an answer may leave out that a stored call's earlier answer can supply. */
-const PARTS = ['participants', 'recordings', 'transcriptions', 'totalParticipants', 'startedAt', 'endedAt', 'totalAudioMinutes', 'totalVideoMinutes', 'totalDurationInMinutes', 'totalDuration', 'hasRecording'] as const;
-
-function lacksParts(call: ApiCall): boolean {
-  const c = call as Record<string, unknown>;
-  for (const k of PARTS) if (c[k] === undefined) return true;
-  return false;
-}
-
-/** The same test as the unsettled pass's query (settle-repo listUnsettledCalls), on rows about to be written. */
-function looksUnsettled({ call: c, participants, recordings, transcriptions }: CallRows): boolean {
-  if (c.is_final !== 1) return false;
-  if ((c.has_recording === 1 && c.recording_rows === 0) || ((c.joined_devices ?? 0) > 0 && c.participant_total_minutes === 0) || c.ended_at == null) return true;
-  if (c.total_participants != null && c.participant_rows < c.total_participants) return true;
-  if ((c.has_transcription === 1 && transcriptions.length === 0) || recordings.some((r) => r.duration_minutes == null && r.start_time != null && r.end_time == null)) return true;
-  return participants.some((p) => p.is_joined === 1 && (p.total_duration_minutes === 0 || p.total_duration_minutes == null));
-}
+const PROVISIONAL = 'Get Call left out what only an earlier, provisional statement of the call has (stored while live, from its list entry after Get Call failed, unfinished, or under other call minutes)';
 
 /** Get Call answers not-found this many runs in a row before a live call is taken as gone. */
 export const LIVE_NOT_FOUND_RUNS = 3;
@@ -220,7 +202,7 @@ export class DetailFetcher {
     // What the answer leaves out comes from the list entry, or for a call asked again to compare
     // (SettleAudit), from the answer it was last written from; its payload is then the merged record.
     const previous = p.json !== undefined ? p.call : p.settle?.previous;
-    const listed = previous !== undefined ? withListedFields(previous, parsed.call) : parsed.call;
+    const listed = previous !== undefined ? withEarlierFields(previous, parsed.call) : parsed.call;
     const stored = await this.#fromStored(p, listed);
     // Participants or recordings kept from an answer given while the call was live, or that are
     // unfinished themselves, are no answer: what the service holds of them now is unknown (kept
@@ -243,17 +225,13 @@ export class DetailFetcher {
    * answer (with its entry's fields) leaves something out: that comes from the answer it was last
    * written from (an answer without participants or recordings deleted the stored ones, ok: probe
    * round 11 F1). Undefined when nothing was filled; a whole answer costs no read. `provisional`:
-   * it filled participants or recordings that were provisional when stored (see #one).
+   * what it filled may no longer hold (see fillFromStored).
    */
   async #fromStored(p: Pending, call: ApiCall): Promise<{ call: ApiCall; provisional: boolean } | undefined> {
     const read = this.d.storedAnswer;
     if (p.settle || (p.json !== undefined && p.stored !== true) || !read || !lacksParts(call)) return undefined;
     const before = await read(call.sessionId);
-    const filled = before !== undefined ? withListedFields(before, call) : call;
-    if (before === undefined || filled === call) return undefined;
-    const parts = (['participants', 'recordings'] as const).some((k) => call[k] === undefined && filled[k] !== undefined);
-    const provisional = parts && (!isFinalCall(before) || looksUnsettled(apiCallToRows(filled, undefined, { appId: '', region: '', now: 0, source: 'detail', listFingerprint: null, rawJson: '' })));
-    return { call: filled, provisional };
+    return before !== undefined ? fillFromStored(call, before) : undefined;
   }
 
   /** The rows of a call Get Call supplied (its text `json`), and it leaves the retry list. */
@@ -267,21 +245,4 @@ export class DetailFetcher {
     w.cleared.push(call.sessionId);
     return row;
   }
-}
-
-/**
- * Get Call's answer, with the top-level fields it leaves out taken from the list entry: a detail view
- * without `startedAt` or the call's minutes (a hostile fake) stored NULL there, and billing then
- * lost those calls' minutes. A field the answer has, even null, is the answer's.
- */
-function withListedFields(listed: ApiCall, got: ApiCall): ApiCall {
-  const have = got as Record<string, unknown>;
-  const had = listed as Record<string, unknown>;
-  let out: Record<string, unknown> | undefined;
-  // Nearly every answer has every field its entry has: then it is returned as it is (no copy per call).
-  for (const k in had) {
-    // "__proto__" as data (JSON.parse makes it an own key) would set the copy's prototype here.
-    if (k !== '__proto__' && have[k] === undefined && had[k] !== undefined) (out ??= { ...have })[k] = had[k];
-  }
-  return (out ?? got) as ApiCall;
 }

@@ -25,7 +25,7 @@ export interface SettleCheck {
   stored: StoredCallRows;
   /**
    * The answer it was last written from (its stored payload), read: what a new answer leaves out is
-   * taken from it, as withListedFields takes it from a list entry (an answer without `participants`
+   * taken from it, as withEarlierFields takes it from a list entry (an answer without `participants`
    * deleted the stored ones, ok; probe round 10, F2).
    */
   previous: ApiCall | undefined;
@@ -130,8 +130,9 @@ export class SettleAudit {
     const stated: ComparableRows = {
       call,
       participants: got.participants == null ? c.stored.participants : rows.participants,
-      recordings: rows.recordings.length === 0 && got.recordings == null ? c.stored.recordings : rows.recordings,
-      transcriptions: got.transcriptions == null ? c.stored.transcriptions : rows.transcriptions,
+      // No media with `hasRecording: false` (or `hasTranscription`) says there are none (see withEarlierFields).
+      recordings: rows.recordings.length === 0 && got.recordings == null && got.hasRecording !== false ? c.stored.recordings : rows.recordings,
+      transcriptions: got.transcriptions == null && got.hasTranscription !== false ? c.stored.transcriptions : rows.transcriptions,
     };
     const differ = rowsDiffer(c.stored, stated);
     if (differ.length > 0 && c.old) {

@@ -179,7 +179,11 @@ export async function syncApp(deps: SyncDeps, settings: Settings, app: AppSettin
     const fetcher = new DetailFetcher({
       api, limit: pLimit(settings.concurrency), appId: app.appId, region: app.region, runId: opts.runId,
       nowSeconds: () => unixSeconds(clock), log, counters: r, signal: opts.signal, watch, audit, settle,
-      storedAnswer: async (id) => previousAnswer(id, await loadStoredPayload(db, app.appId, app.region, id)),
+      storedAnswer: async (id) => {
+        const stored = await loadStoredPayload(db, app.appId, app.region, id);
+        const call = previousAnswer(id, stored?.rawJson);
+        return call && { call, lackedDetails: stored?.detailError != null };
+      },
     });
     const fetchAndWrite = async (pending: Pending[]): Promise<void> => {
       const w = await fetcher.complete([], pending, [], (id) => listedLive.add(id));
@@ -317,7 +321,9 @@ export async function syncApp(deps: SyncDeps, settings: Settings, app: AppSettin
       problems.push(`${r.unreadCalls} listed call(s) could be read neither from List Calls nor from Get Call (first: ${unread.key.slice(0, 80)}: ${unread.reason.slice(0, 200)}); they are kept aside in rejected_records, not in calls, and read again on the next run`);
     }
     if (settle?.oldChange) {
-      const until = new Date((unixSeconds(clock) - settings.settleDays * 86_400) * 1000).toISOString().slice(0, 10);
+      // The day after the window's older edge: --until is exclusive, and the calls of that day's
+      // first hours are past settleDays too (round 12, L2).
+      const until = new Date((unixSeconds(clock) - settings.settleDays * 86_400 + 86_400) * 1000).toISOString().slice(0, 10);
       problems.push(`details of a call that ended more than settleDays (${settings.settleDays}) ago changed at the service, its list entry unchanged (${settle.oldChange}; written): other calls of that age may hold stale details, which no run reads again; \`callsync sync --refetch --since <first day that matters> --until ${until}\` re-reads them; if the service settles calls that late, raise settleDays past it`);
     }
     const failedListed = r.failedCalls - r.failedKept;

@@ -81,6 +81,14 @@ describe('listings whose distinct count hid a loss', () => {
     expect(result.status).toBe('ok');
   });
 
+  // Probe round 12 (F5): the cap began just as page 1 was read again to confirm the listing, and the
+  // shorter page hid the calls that moved up onto it: 5–6 calls missing, ok.
+  it.each([7, 10])('oldest first, the same retention, pages capped at 30 (offsets by perPage) from List request %i on: none missing, or loud', async (after) => {
+    const { result, missing } = await syncOnce(20 + after, { order: 'oldest', retainWhileListing: 6, cap: 30, capAfterRequests: after, offsetByRequested: true });
+    if (result.status === 'ok') expect(missing).toEqual([]);
+    else expect(result.error).toMatch(/^[^\n]+$/);
+  });
+
   it('no total; tied start times across a page boundary, ordered differently on alternate requests: exact and ok, or loud', async () => {
     const { result, missing } = await syncOnce(9, { total: 'absent', tiedBlock: { at: 40, size: 20 } });
     if (result.status === 'ok') expect(missing).toEqual([]);

@@ -24,19 +24,22 @@ const without = (keys: readonly string[]) => (a: Wire): Wire => Object.fromEntri
 /** Calls whose stored participants (how many, their minutes) or recordings differ from the service's. */
 async function off(database: string, service: FakeCallsService): Promise<string[]> {
   const rows = await withStore(database, async ({ db }) => ({
-    calls: await db.selectFrom('calls').select(['session_id', 'participant_total_minutes']).execute(),
+    calls: await db.selectFrom('calls').select(['session_id', 'participant_total_minutes', 'total_audio_minutes', 'total_video_minutes']).execute(),
     participants: await db.selectFrom('call_participants').select('session_id').execute(),
     recordings: await db.selectFrom('call_recordings').select('session_id').execute(),
   }));
   const count = (list: { session_id: string }[]): Map<string, number> => list.reduce((m, r) => m.set(r.session_id, (m.get(r.session_id) ?? 0) + 1), new Map<string, number>());
   const parts = count(rows.participants);
   const recs = count(rows.recordings);
-  const minutes = new Map(rows.calls.map((r) => [r.session_id, r.participant_total_minutes]));
+  const stored = new Map(rows.calls.map((r) => [r.session_id, r]));
+  const differs = (a: number | null | undefined, b: unknown): boolean => Math.abs((a ?? NaN) - Number(b ?? 0)) > 1e-9;
   return service.calls
     .filter((c) => {
-      const truth = c.participants.reduce((s, p) => s + p.totalDuration, 0);
+      const s = stored.get(c.sessionId);
+      const truth = c.participants.reduce((t, p) => t + p.totalDuration, 0);
       const recordings = Array.isArray(c.recordings) ? c.recordings.length : 0;
-      return (parts.get(c.sessionId) ?? 0) !== c.participants.length || Math.abs((minutes.get(c.sessionId) ?? NaN) - truth) > 1e-9 || (recs.get(c.sessionId) ?? 0) !== recordings;
+      return (parts.get(c.sessionId) ?? 0) !== c.participants.length || differs(s?.participant_total_minutes, truth) || (recs.get(c.sessionId) ?? 0) !== recordings ||
+        differs(s?.total_audio_minutes, c.totalAudioMinutes) || differs(s?.total_video_minutes, c.totalVideoMinutes);
     })
     .map((c) => c.sessionId);
 }
@@ -90,5 +93,65 @@ describe('answers to calls asked for again that leave out what an earlier answer
     const r = await threeRuns('unsettled-recordings', { ongoing: 0, lateMinutes: 2, recordings: { every: 2, listed: 'none' } }, (s) => s.settleMinutes(), ['recordings']);
     expect(r.status).toEqual(['ok', 'ok', 'ok']);
     expect(r.off).toEqual([0, 0]);
+  });
+
+  // Round 12 (F1): only the call's own minutes left out, filled from the answer given while live.
+  it('live calls that ended, the answer without the call’s minutes: partial (the stored ones were live), read whole on the next run', async () => {
+    const r = await threeRuns('live-minutes', { ongoing: 6 }, (s) => s.endOngoing(), ['totalAudioMinutes', 'totalVideoMinutes', 'totalDurationInMinutes', 'totalDuration']);
+    expect(r.status).toEqual(['ok', 'partial', 'ok']);
+    expect(r.failedCalls).toBe(6);
+    expect(r.off[1]).toBe(0);
+  });
+
+  // Round 12 (F2): `recordings` is only present when hasRecording is true; an answer saying false
+  // without the key had the stored recordings filled back in, for good, ok.
+  it.each(['auto', 'always'] as const)('recordings deleted at the service (hasRecording false, no recordings key), detailFetch %s: removed, ok', async (detailFetch) => {
+    const service = await FakeCallsService.start({ seed: 9, calls: 40, ongoing: 0, spanHours: 24, recordings: { every: 2, listed: 'all' } });
+    try {
+      const database = join(tmp.dir, `deleted-recordings-${detailFetch}.db`);
+      const settings = settingsAt(service.baseUrls('app1'), database, { ...SETTINGS, detailFetch });
+      expect((await syncWith(settings)).results[0]!.status).toBe('ok');
+      const recorded = service.calls.filter((c) => Array.isArray(c.recordings));
+      expect(recorded.length).toBeGreaterThan(5);
+      for (const c of recorded) {
+        c.hasRecording = false;
+        delete c.recordings;
+      }
+      for (let run = 0; run < 2; run++) {
+        const next = (await syncWith(settings)).results[0]!;
+        expect(next.status, next.error).toBe('ok');
+        expect(await off(database, service)).toEqual([]);
+      }
+    } finally {
+      await service.close();
+    }
+  });
+
+  // Round 12 (F3): a call stored from its list entry because Get Call failed; the retry's answer
+  // leaves recordings out, and the entry (1 of 2 recordings) filled them: 17 calls short, ok.
+  it('a retried call, stored from an entry that carried less, the answer without recordings: partial, read whole on the next run', async () => {
+    let phase = 1;
+    const broken = new Set<string>();
+    const service = await FakeCallsService.start({
+      seed: 11, calls: 40, ongoing: 0, spanHours: 24, recordings: { every: 2, listed: 'first' },
+      getAnswer: (a, c) => (phase === 1 && broken.has(c.sessionId) ? { sessionId: c.sessionId, status: { bad: true } } : phase === 2 ? without(['recordings'])(a) : a),
+    });
+    try {
+      for (const c of service.calls) if (Array.isArray(c.recordings)) broken.add(c.sessionId);
+      expect(broken.size).toBeGreaterThan(5);
+      const database = join(tmp.dir, 'retry-from-entry.db');
+      const settings = settingsAt(service.baseUrls('app1'), database, { ...SETTINGS, detailFetch: 'always' });
+      expect((await syncWith(settings)).results[0]!.status).toBe('partial');
+      phase = 2;
+      const second = (await syncWith(settings)).results[0]!;
+      expect(second.status).toBe('partial');
+      expect(second.failedKept).toBe(broken.size);
+      phase = 3;
+      const third = (await syncWith(settings)).results[0]!;
+      expect(third.status, third.error).toBe('ok');
+      expect(await off(database, service)).toEqual([]);
+    } finally {
+      await service.close();
+    }
   });
 });

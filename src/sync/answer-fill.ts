@@ -1,0 +1,89 @@
+import type { ApiCall } from '../source/schemas.js';
+import type { CallRows } from '../store/schema.js';
+import { apiCallToRows } from '../transform/call-rows.js';
+import { isFinalCall } from '../transform/call-status.js';
+import { SAME_MINUTES, sameMinutes } from '../transform/compare-rows.js';
+
+/**
+ * What a Get Call answer leaves out, taken from an earlier statement of the same call: its list
+ * entry, or the answer the database last stored of it. And when such a fill is no answer at all.
+ */
+
+/**
+ * Get Call's answer, with the top-level fields it leaves out taken from `earlier` (its list entry, or
+ * a stored answer): a detail view without `startedAt` or the call's minutes (a hostile fake) stored
+ * NULL there, and billing then lost those calls' minutes. A field the answer has, even null, is the
+ * answer's. Media the answer says the call has none of are not taken: `recordings` is only present
+ * when `hasRecording` is true (api-facts), so an answer with `hasRecording: false` and no
+ * `recordings` says they are gone (kept from the stored answer, deleted recordings stayed: probe
+ * round 12, F2); the same for transcriptions.
+ */
+export function withEarlierFields(earlier: ApiCall, got: ApiCall): ApiCall {
+  const have = got as Record<string, unknown>;
+  const had = earlier as Record<string, unknown>;
+  let out: Record<string, unknown> | undefined;
+  // Nearly every answer has every field its entry has: then it is returned as it is (no copy per call).
+  for (const k in had) {
+    // "__proto__" as data (JSON.parse makes it an own key) would set the copy's prototype here.
+    if (k === '__proto__' || have[k] !== undefined || had[k] === undefined) continue;
+    if ((k === 'recordings' && have.hasRecording === false) || (k === 'transcriptions' && have.hasTranscription === false)) continue;
+    (out ??= { ...have })[k] = had[k];
+  }
+  return (out ?? got) as ApiCall;
+}
+
+/** Top-level fields an answer may leave out that a stored call's earlier answer can supply. */
+const PARTS = ['participants', 'recordings', 'transcriptions', 'totalParticipants', 'startedAt', 'endedAt', 'totalAudioMinutes', 'totalVideoMinutes', 'totalDurationInMinutes', 'totalDuration', 'hasRecording'] as const;
+/** Of PARTS, those that change until a call settles (startedAt does not). */
+const SETTLING = PARTS.filter((k) => k !== 'startedAt');
+
+/** Whether an answer leaves out any field a stored answer could supply (else none is read). */
+export function lacksParts(call: ApiCall): boolean {
+  const c = call as Record<string, unknown>;
+  for (const k of PARTS) if (c[k] === undefined) return true;
+  return false;
+}
+
+/** The same test as the unsettled pass's query (settle-repo listUnsettledCalls), on rows about to be written. */
+export function looksUnsettled({ call: c, participants, recordings, transcriptions }: CallRows): boolean {
+  if (c.is_final !== 1) return false;
+  if ((c.has_recording === 1 && c.recording_rows === 0) || ((c.joined_devices ?? 0) > 0 && c.participant_total_minutes === 0) || c.ended_at == null) return true;
+  if (c.total_participants != null && c.participant_rows < c.total_participants) return true;
+  if ((c.has_transcription === 1 && transcriptions.length === 0) || recordings.some((r) => r.duration_minutes == null && r.start_time != null && r.end_time == null)) return true;
+  return participants.some((p) => p.is_joined === 1 && (p.total_duration_minutes === 0 || p.total_duration_minutes == null));
+}
+
+/** The answer the database last stored of a call, read back. */
+export interface StoredAnswer {
+  call: ApiCall;
+  /** Stored from its list entry because Get Call gave nothing usable (calls.detail_error): not an answer of Get Call. */
+  lackedDetails: boolean;
+}
+
+const rowsOf = (call: ApiCall): CallRows => apiCallToRows(call, undefined, { appId: '', region: '', now: 0, source: 'detail', listFingerprint: null, rawJson: '' });
+
+/**
+ * `call` (an answer, with its list entry's fields) filled from the stored answer `before`;
+ * undefined when that supplies nothing. `provisional`: what it supplies may no longer be what the
+ * service holds, so the fill is no answer (the caller keeps the stored rows, the run is partial):
+ * - `before` was of a live call: its minutes, participants and media were still growing (an ended
+ *   call kept the live call's minutes, ok: round 12 F1);
+ * - `before` is a list entry kept because Get Call failed, which may carry less than Get Call
+ *   (a retried call kept 1 of 2 recordings, ok: round 12 F3);
+ * - the participants or recordings supplied look unfinished;
+ * - participants or recordings are supplied while the answer states other call minutes than
+ *   `before` did: they belong to the old minutes (a refetch kept stale participant minutes under
+ *   the corrected call minutes, ok: round 12 F4).
+ */
+export function fillFromStored(call: ApiCall, before: StoredAnswer): { call: ApiCall; provisional: boolean } | undefined {
+  const filled = withEarlierFields(before.call, call);
+  if (filled === call) return undefined;
+  const supplied = (k: string): boolean => (call as Record<string, unknown>)[k] === undefined && (filled as Record<string, unknown>)[k] !== undefined;
+  if (!SETTLING.some(supplied)) return { call: filled, provisional: false };
+  if (!isFinalCall(before.call) || before.lackedDetails) return { call: filled, provisional: true };
+  if (!supplied('participants') && !supplied('recordings')) return { call: filled, provisional: false };
+  const now = rowsOf(filled);
+  if (looksUnsettled(now)) return { call: filled, provisional: true };
+  const then = rowsOf(before.call).call;
+  return { call: filled, provisional: SAME_MINUTES.some((k) => !sameMinutes(now.call[k], then[k])) };
+}
