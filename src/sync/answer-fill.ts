@@ -68,8 +68,9 @@ const rowsOf = (call: ApiCall): CallRows => apiCallToRows(call, undefined, { app
  * service holds, so the fill is no answer (the caller keeps the stored rows, the run is partial):
  * - `before` was of a live call: its minutes, participants and media were still growing (an ended
  *   call kept the live call's minutes, ok: round 12 F1);
- * - `before` is a list entry kept because Get Call failed, which may carry less than Get Call
- *   (a retried call kept 1 of 2 recordings, ok: round 12 F3);
+ * - `before` is a list entry kept because Get Call failed, and it supplies participants, recordings
+ *   or transcriptions, which the entry may carry fewer of than Get Call (a retried call kept 1 of 2
+ *   recordings, ok: round 12 F3);
  * - the participants or recordings supplied look unfinished;
  * - participants or recordings are supplied while the answer states other call minutes than
  *   `before` did: they belong to the old minutes (a refetch kept stale participant minutes under
@@ -80,7 +81,11 @@ export function fillFromStored(call: ApiCall, before: StoredAnswer): { call: Api
   if (filled === call) return undefined;
   const supplied = (k: string): boolean => (call as Record<string, unknown>)[k] === undefined && (filled as Record<string, unknown>)[k] !== undefined;
   if (!SETTLING.some(supplied)) return { call: filled, provisional: false };
-  if (!isFinalCall(before.call) || before.lackedDetails) return { call: filled, provisional: true };
+  if (!isFinalCall(before.call)) return { call: filled, provisional: true };
+  // A list entry states its own figures; only its lists may be short of Get Call's (a call kept 1 of 2
+  // recordings, F3; its scalars made every run partial on complete data: round 13 F2).
+  const lists = (['participants', 'recordings', 'transcriptions'] as const).some(supplied);
+  if (before.lackedDetails) return { call: filled, provisional: lists };
   if (!supplied('participants') && !supplied('recordings')) return { call: filled, provisional: false };
   const now = rowsOf(filled);
   if (looksUnsettled(now)) return { call: filled, provisional: true };

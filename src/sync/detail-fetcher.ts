@@ -177,7 +177,7 @@ export class DetailFetcher {
     if ('asListed' in got) {
       // Get Call answered the list entry's own text: the call as listed, with its details source
       // the detail fetch (the service stated them twice).
-      const stored = await this.#fromStored(p, p.call);
+      const stored = this.#mayFill(p, p.call) ? await this.#fromStored(p.call) : undefined;
       if (stored?.provisional) unusable(PROVISIONAL, 'unusable_detail', true);
       else if (stored) this.#store(stored.call, JSON.stringify(stored.call) ?? got.asListed, p, now, w, onLive);
       else this.#store(p.call, got.asListed, p, now, w, onLive);
@@ -192,28 +192,30 @@ export class DetailFetcher {
       unusable(`Get Call answered a record that does not parse: ${parsed.reason}`, 'unusable_detail');
       return;
     }
+    // What the answer leaves out comes from the list entry, or for a call asked again to compare
+    // (SettleAudit), from the answer it was last written from; its payload is then the merged record
+    // (stored as answered, a later answer leaving the same out had nothing to take it from: NULL
+    // call minutes, ok, probe round 13 F1).
+    const previous = p.json !== undefined ? p.call : p.settle?.previous;
+    const listed = previous !== undefined ? withEarlierFields(previous, parsed.call) : parsed.call;
     // The answer against its list entry: older than it is unusable; more media than an audited
-    // entry carried tells the audit (an answer that is the entry's own text needs neither).
-    const older = p.json !== undefined ? olderThanListed(p.call, parsed.call) : undefined;
+    // entry carried tells the audit (an answer that is the entry's own text needs neither). Judged
+    // with what it left out filled: a view without `participants` stated none, partial every run
+    // (round 13 F3); one stating fewer, or `hasRecording: false`, still is older.
+    const older = p.json !== undefined ? olderThanListed(p.call, listed) : undefined;
     if (older) {
       unusable(`Get Call answered an older state of the call than its list entry (${older})`, 'unusable_detail');
       return;
     }
-    // What the answer leaves out comes from the list entry, or for a call asked again to compare
-    // (SettleAudit), from the answer it was last written from; its payload is then the merged record.
-    const previous = p.json !== undefined ? p.call : p.settle?.previous;
-    const listed = previous !== undefined ? withEarlierFields(previous, parsed.call) : parsed.call;
-    const stored = await this.#fromStored(p, listed);
-    // Participants or recordings kept from an answer given while the call was live, or that are
-    // unfinished themselves, are no answer: what the service holds of them now is unknown (kept
-    // silently, the minutes stayed provisional, ok: round 11 F1).
+    const stored = this.#mayFill(p, listed) ? await this.#fromStored(listed) : undefined;
+    // What the stored answer supplies may no longer hold (fillFromStored): then this is no answer.
     if (stored?.provisional) {
       unusable(PROVISIONAL, 'unusable_detail', true);
       return;
     }
     const filled = stored?.call;
     const call = filled ?? listed;
-    const text = filled || (p.settle && call !== parsed.call) ? (JSON.stringify(call) ?? json) : json;
+    const text = call !== parsed.call ? (JSON.stringify(call) ?? json) : json;
     // Asked again to compare: an answer stating nothing new leaves the stored call as it is.
     if (p.settle && d.settle && !d.settle.changed(id, p.settle, call, text)) return;
     const row = this.#store(call, text, p, now, w, onLive);
@@ -224,14 +226,17 @@ export class DetailFetcher {
    * A call the database holds, asked for again (live, retried, unsettled) or listed anew, whose
    * answer (with its entry's fields) leaves something out: that comes from the answer it was last
    * written from (an answer without participants or recordings deleted the stored ones, ok: probe
-   * round 11 F1). Undefined when nothing was filled; a whole answer costs no read. `provisional`:
-   * what it filled may no longer hold (see fillFromStored).
+   * round 11 F1). Undefined when nothing was filled. `provisional`: what it filled may no longer
+   * hold (see fillFromStored). Asked only when #mayFill: a whole answer, or a call not stored,
+   * costs no read (and no await on the hot path of a first sync).
    */
-  async #fromStored(p: Pending, call: ApiCall): Promise<{ call: ApiCall; provisional: boolean } | undefined> {
-    const read = this.d.storedAnswer;
-    if (p.settle || (p.json !== undefined && p.stored !== true) || !read || !lacksParts(call)) return undefined;
-    const before = await read(call.sessionId);
+  async #fromStored(call: ApiCall): Promise<{ call: ApiCall; provisional: boolean } | undefined> {
+    const before = await this.d.storedAnswer?.(call.sessionId);
     return before !== undefined ? fillFromStored(call, before) : undefined;
+  }
+
+  #mayFill(p: Pending, call: ApiCall): boolean {
+    return !p.settle && (p.json === undefined || p.stored === true) && this.d.storedAnswer !== undefined && lacksParts(call);
   }
 
   /** The rows of a call Get Call supplied (its text `json`), and it leaves the retry list. */

@@ -94,8 +94,12 @@ export function rowsDiffer(a: ComparableRows, b: ComparableRows): string[] {
   if (!sameGroups(groupParticipants(a.participants, true), groupParticipants(b.participants, true))) out.push('participants');
   // Not by rid: a recording without one is keyed by its position, and the same recordings in another
   // order then looked like others (probe round 10, F5).
-  const recordings = (r: ComparableRows): string => r.recordings.map((x) => `${x.duration_minutes ?? ''}/${x.start_time ?? ''}/${x.end_time ?? ''}`).sort().join('\n');
-  if (recordings(a) !== recordings(b)) out.push('recordings');
+  // Sorted by times, then compared pairwise, durations within MINUTES_EPSILON (a duration rounded
+  // one time and not the next made the settle audit ask for every call of its window: round 13, L1).
+  const byTime = (r: ComparableRows): ComparableRows['recordings'] => [...r.recordings].sort((x, y) => (x.start_time ?? -1) - (y.start_time ?? -1) || (x.end_time ?? -1) - (y.end_time ?? -1) || (x.duration_minutes ?? -1) - (y.duration_minutes ?? -1));
+  const ra = byTime(a);
+  const rb = byTime(b);
+  if (ra.length !== rb.length || ra.some((x, i) => x.start_time !== rb[i]!.start_time || x.end_time !== rb[i]!.end_time || !sameMinutes(x.duration_minutes, rb[i]!.duration_minutes))) out.push('recordings');
   const transcriptions = (r: ComparableRows): string => r.transcriptions.map((x) => x.tid).sort().join('\n');
   if (transcriptions(a) !== transcriptions(b)) out.push('transcriptions');
   return out;

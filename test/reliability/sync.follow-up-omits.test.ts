@@ -32,7 +32,7 @@ async function off(database: string, service: FakeCallsService): Promise<string[
   const parts = count(rows.participants);
   const recs = count(rows.recordings);
   const stored = new Map(rows.calls.map((r) => [r.session_id, r]));
-  const differs = (a: number | null | undefined, b: unknown): boolean => Math.abs((a ?? NaN) - Number(b ?? 0)) > 1e-9;
+  const differs = (a: number | null | undefined, b: unknown): boolean => (a == null ? b != null : b == null || Math.abs(a - Number(b)) > 1e-9);
   return service.calls
     .filter((c) => {
       const s = stored.get(c.sessionId);
@@ -154,4 +154,65 @@ describe('answers to calls asked for again that leave out what an earlier answer
       await service.close();
     }
   });
+
+  // Round 13 (F1): fields the list entry filled in were not in the stored payload; the unsettled
+  // pass's answer, leaving them out again, had nothing to take them from: call minutes NULL, ok.
+  it('a Get Call view without the call’s minutes (full entries supply them), the unsettled pass: the minutes stay, ok', async () => {
+    const service = await FakeCallsService.start({ seed: 33, calls: 120, ongoing: 0, spanHours: 24, lateMinutes: 4, getAnswer: without(['totalAudioMinutes', 'totalVideoMinutes', 'totalDurationInMinutes']) });
+    try {
+      const database = join(tmp.dir, 'view-without-minutes.db');
+      const settings = settingsAt(service.baseUrls('app1'), database, { ...SETTINGS, detailFetch: 'always' });
+      expect((await syncWith(settings)).results[0]!.status).toBe('ok');
+      service.settleMinutes();
+      const second = (await syncWith(settings)).results[0]!;
+      expect(second.status, second.error).toBe('ok');
+      expect(await off(database, service)).toEqual([]);
+    } finally {
+      await service.close();
+    }
+  });
+
+  // Round 13 (F3): the answer was judged an older state than its entry before what it left out was
+  // filled: a view without `participants` "had none", partial on every run with the data complete.
+  it('a Get Call view without participants (full entries carry them): ok and exact, run after run', async () => {
+    const service = await FakeCallsService.start({ seed: 34, calls: 60, spanHours: 24, getAnswer: without(['participants']) });
+    try {
+      const database = join(tmp.dir, 'view-without-participants.db');
+      const settings = settingsAt(service.baseUrls('app1'), database, { ...SETTINGS, detailFetch: 'always' });
+      for (let run = 0; run < 2; run++) {
+        const r = (await syncWith(settings)).results[0]!;
+        expect(r.status, r.error).toBe('ok');
+        service.endOngoing();
+      }
+      const last = (await syncWith(settings)).results[0]!;
+      expect(last.status, last.error).toBe('ok');
+      expect(await off(database, service)).toEqual([]);
+    } finally {
+      await service.close();
+    }
+  });
+
+  // Round 13 (F2): a call stored from its entry after one unusable answer; the view never states
+  // hasRecording, which the entry (now the stored payload) does: every later run partial, data complete.
+  it('a Get Call view without hasRecording, a call stored from its entry after one unusable answer: partial once, then ok', async () => {
+    const bad = new Set<string>();
+    const service = await FakeCallsService.start({
+      seed: 35, calls: 60, ongoing: 0, spanHours: 24, recordings: { every: 2, listed: 'all' },
+      getAnswer: (a, c) => (bad.delete(c.sessionId) ? { sessionId: c.sessionId, status: { bad: true } } : without(['hasRecording'])(a)),
+    });
+    try {
+      service.calls.forEach((c, i) => i % 7 === 0 && bad.add(c.sessionId));
+      const database = join(tmp.dir, 'view-without-has-recording.db');
+      const settings = settingsAt(service.baseUrls('app1'), database, { ...SETTINGS, detailFetch: 'always' });
+      expect((await syncWith(settings)).results[0]!.status).toBe('partial');
+      for (let run = 0; run < 2; run++) {
+        const r = (await syncWith(settings)).results[0]!;
+        expect(r.status, r.error).toBe('ok');
+      }
+      expect(await off(database, service)).toEqual([]);
+    } finally {
+      await service.close();
+    }
+  });
 });
+

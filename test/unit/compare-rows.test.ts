@@ -21,4 +21,12 @@ describe('rowsDiffer on recordings', () => {
     expect(rowsDiffer(rows(a), rows([{ ...a[0]!, duration_minutes: 2 }]))).toEqual(['recordings']);
     expect(rowsDiffer(rows(a), rows([...a, { rid: 'r2', duration_minutes: 1, start_time: 170, end_time: 230 }]))).toEqual(['recordings']);
   });
+  // Probe round 13 (L1): a duration rounded to 4 decimals in one answer and not in the next made
+  // the settle audit's finding, and with it a request for every call of the window on every run.
+  it('durations within MINUTES_EPSILON are the same; the times must match exactly', () => {
+    const a = [{ rid: 'r1', duration_minutes: 1.23456789, start_time: 110, end_time: 170 }];
+    expect(rowsDiffer(rows(a), rows([{ ...a[0]!, duration_minutes: 1.2346 }]))).toEqual([]);
+    expect(rowsDiffer(rows(a), rows([{ ...a[0]!, end_time: 171 }]))).toEqual(['recordings']);
+  });
 });
+
