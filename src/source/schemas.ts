@@ -129,8 +129,9 @@ const timerMinutes = text.transform((t, ctx) => {
 export const ApiRecordingSchema = z.looseObject({
   rid: z.union([text, z.number()]).optional(),
   recording_url: text.optional().nullable(),
-  startTime: unixSeconds.optional().nullable(),
-  endTime: unixSeconds.optional().nullable(),
+  // Unix or ISO, as a call's times: ISO here made the whole answer unusable (probe round 13, L2).
+  startTime: anyTimestamp.optional().nullable(),
+  endTime: anyTimestamp.optional().nullable(),
   duration: z.union([looseNumber, timerMinutes]).optional().nullable(),
 });
 

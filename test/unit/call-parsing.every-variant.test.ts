@@ -69,6 +69,9 @@ describe('call parsing accepts every documented variant', () => {
   it('reads recordings from the array and from the single recordingUrl variant', () => {
     const arr = rowsOf({ ...published.data, hasRecording: true, recordings: [{ rid: 'r1', recording_url: 'https://x/r1.mp4', startTime: 1, endTime: 61, duration: 1 }] });
     expect(arr.recordings).toEqual([{ app_id: 'a', session_id: published.data.sessionId, rid: 'r1', duration_minutes: 1, start_time: 1, end_time: 61, recording_url: 'https://x/r1.mp4' }]);
+    // ISO times, as a call's own may be (probe round 13, L2: the whole answer was unusable).
+    const iso = rowsOf({ ...published.data, hasRecording: true, recordings: [{ rid: 'r1', startTime: '1970-01-01T00:00:01Z', endTime: '1970-01-01 00:01:01', duration: 1 }] });
+    expect(iso.recordings[0]).toMatchObject({ start_time: 1, end_time: 61 });
     const single = rowsOf({ ...published.data, hasRecording: true, recordingUrl: 'https://x/one.mp4' });
     expect(single.recordings).toHaveLength(1);
     expect(single.recordings[0]).toMatchObject({ rid: `${published.data.sessionId}:recordingUrl`, recording_url: 'https://x/one.mp4', duration_minutes: null });
