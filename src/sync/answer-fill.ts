@@ -72,9 +72,10 @@ const rowsOf = (call: ApiCall): CallRows => apiCallToRows(call, undefined, { app
  *   or transcriptions, which the entry may carry fewer of than Get Call (a retried call kept 1 of 2
  *   recordings, ok: round 12 F3);
  * - the participants or recordings supplied look unfinished;
- * - participants or recordings are supplied while the answer states other call minutes than
- *   `before` did: they belong to the old minutes (a refetch kept stale participant minutes under
- *   the corrected call minutes, ok: round 12 F4).
+ * - participants are supplied while the answer states other call minutes than `before` did, or the
+ *   call's minutes that agreed with the participants' sums in `before` and no longer agree with the
+ *   participants the answer states: they belong to the old state (a refetch kept stale participant
+ *   minutes under corrected call minutes, ok: round 12 F4; the settle audit the reverse, round 14 A1).
  */
 export function fillFromStored(call: ApiCall, before: StoredAnswer): { call: ApiCall; provisional: boolean } | undefined {
   const filled = withEarlierFields(before.call, call);
@@ -86,9 +87,17 @@ export function fillFromStored(call: ApiCall, before: StoredAnswer): { call: Api
   // recordings, F3; its scalars made every run partial on complete data: round 13 F2).
   const lists = (['participants', 'recordings', 'transcriptions'] as const).some(supplied);
   if (before.lackedDetails) return { call: filled, provisional: lists };
-  if (!supplied('participants') && !supplied('recordings')) return { call: filled, provisional: false };
+  const minutes = (['totalAudioMinutes', 'totalVideoMinutes', 'totalDurationInMinutes', 'totalDuration'] as const).some(supplied);
+  if (!supplied('participants') && !supplied('recordings') && !minutes) return { call: filled, provisional: false };
   const now = rowsOf(filled);
-  if (looksUnsettled(now)) return { call: filled, provisional: true };
-  const then = rowsOf(before.call).call;
-  return { call: filled, provisional: SAME_MINUTES.some((k) => !sameMinutes(now.call[k], then[k])) };
+  if ((supplied('participants') || supplied('recordings')) && looksUnsettled(now)) return { call: filled, provisional: true };
+  const then = rowsOf(before.call);
+  // The call's minutes and its participants' go together: one supplied while the answer states the
+  // other differently from `before` belongs to the old state.
+  if (supplied('participants') && SAME_MINUTES.some((k) => !sameMinutes(now.call[k], then.call[k]))) return { call: filled, provisional: true };
+  // The call's minutes supplied under other participants: provisional when they agreed with the
+  // participants' sums before and no longer do (a participant settling late only comes to agree).
+  const agree = (r: CallRows): boolean => sameMinutes(r.call.participant_audio_minutes, r.call.total_audio_minutes) && sameMinutes(r.call.participant_video_minutes, r.call.total_video_minutes);
+  if (minutes && !supplied('participants') && agree(then) && !agree(now)) return { call: filled, provisional: true };
+  return { call: filled, provisional: false };
 }

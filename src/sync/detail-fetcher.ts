@@ -192,12 +192,11 @@ export class DetailFetcher {
       unusable(`Get Call answered a record that does not parse: ${parsed.reason}`, 'unusable_detail');
       return;
     }
-    // What the answer leaves out comes from the list entry, or for a call asked again to compare
-    // (SettleAudit), from the answer it was last written from; its payload is then the merged record
+    // What the answer leaves out comes from the list entry, then (below) from the answer the call was
+    // last written from; its payload is then the merged record
     // (stored as answered, a later answer leaving the same out had nothing to take it from: NULL
     // call minutes, ok, probe round 13 F1).
-    const previous = p.json !== undefined ? p.call : p.settle?.previous;
-    const listed = previous !== undefined ? withEarlierFields(previous, parsed.call) : parsed.call;
+    const listed = p.json !== undefined ? withEarlierFields(p.call, parsed.call) : parsed.call;
     // The answer against its list entry: older than it is unusable; more media than an audited
     // entry carried tells the audit (an answer that is the entry's own text needs neither). Judged
     // with what it left out filled: a view without `participants` stated none, partial every run
@@ -207,9 +206,13 @@ export class DetailFetcher {
       unusable(`Get Call answered an older state of the call than its list entry (${older})`, 'unusable_detail');
       return;
     }
-    const stored = this.#mayFill(p, listed) ? await this.#fromStored(listed) : undefined;
+    // A call asked again to compare (SettleAudit) has its previous answer at hand.
+    const previous = p.settle?.previous;
+    const stored = previous ? fillFromStored(listed, { call: previous, lackedDetails: false }) : this.#mayFill(p, listed) ? await this.#fromStored(listed) : undefined;
     // What the stored answer supplies may no longer hold (fillFromStored): then this is no answer.
     if (stored?.provisional) {
+      // Asked again to compare: the answer differs from what is stored, so details do change.
+      if (p.settle) d.settle?.changedUnstated(id, p.settle);
       unusable(PROVISIONAL, 'unusable_detail', true);
       return;
     }

@@ -147,6 +147,17 @@ export class SettleAudit {
     return true;
   }
 
+  /**
+   * An answer for a call asked again that differs from what is stored in a way that leaves the call
+   * unstated (see fillFromStored: it is not written): a finding all the same, so the window's other
+   * calls are asked for too (found one at a time, 1 of 30 revised calls a run: probe round 14).
+   */
+  changedUnstated(sessionId: string, c: SettleCheck): void {
+    const why = `call ${sessionId.slice(0, 80)}: an answer that changed and leaves out what changed with it`;
+    if (c.old) this.#foundOld ??= why;
+    else if (!this.refetchAll) this.#found = `Get Call answered other details than an earlier run stored, the list entry unchanged (${why})`;
+  }
+
   /** Remembers a finding of this run against the app and region; returns the line to log (once) and why. */
   async save(db: Db, appId: string, region: string): Promise<{ line: string; reason: string } | undefined> {
     if (this.#found === undefined || this.#remembered !== undefined) return undefined;

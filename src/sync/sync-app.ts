@@ -329,7 +329,7 @@ export async function syncApp(deps: SyncDeps, settings: Settings, app: AppSettin
     const failedListed = r.failedCalls - r.failedKept;
     if (failedListed > 0) problems.push(`${failedListed} call(s) lack details: Get Call gave nothing usable, so they are stored as listed (calls.detail_error says why) and on the retry list, fetched again by later runs`);
     // A call asked for again (live, retried, unsettled, audited) has no entry to store: its stored rows stay.
-    if (r.failedKept > 0) problems.push(`${r.failedKept} call(s) asked for again lack details: Get Call gave nothing usable this time, so what earlier runs stored of them is kept (calls.detail_error says where that is only their list entry), and they are on the retry list, fetched again by later runs`);
+    if (r.failedKept > 0) problems.push(`${r.failedKept} call(s) asked for again lack details: Get Call gave nothing usable this time, so what earlier runs stored of them is kept (calls.detail_error says where that is only their list entry), and they are on the retry list, fetched again by later runs (\`callsync sync --full\` reads changed list entries again, \`--refetch --since … --until …\` every entry of a window)`);
     if (groups.unreadMembers > 0) {
       problems.push(`${groups.unreadMembers} group member record(s) could not be read (first: ${(groups.firstUnread ?? '').slice(0, 200)}); they are kept aside in rejected_records, not in group_members, and read again when the group is next synced`);
     }

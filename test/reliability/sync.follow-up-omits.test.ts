@@ -1,4 +1,5 @@
 import { join } from 'node:path';
+import { sql } from 'kysely';
 import { afterAll, describe, expect, it } from 'vitest';
 import { syncWith, tempDir, withStore } from '../helpers/harness.js';
 import { FakeCallsService, type FakeOptions, type Wire } from './support/fake-calls-service.js';
@@ -209,6 +210,38 @@ describe('answers to calls asked for again that leave out what an earlier answer
         const r = (await syncWith(settings)).results[0]!;
         expect(r.status, r.error).toBe('ok');
       }
+      expect(await off(database, service)).toEqual([]);
+    } finally {
+      await service.close();
+    }
+  });
+
+  // Round 14 (A1): the settle audit asked again for calls whose minutes were revised (participants
+  // and entries too, the entries outside the incremental window); the answers had no call minutes,
+  // which were filled from the stored answer: stale call minutes under new participants, ok, 7 runs.
+  it('the settle audit, a Get Call view without the call’s minutes, calls revised outside the listing window: partial, then exact after a full listing', async () => {
+    const minutes = ['totalAudioMinutes', 'totalVideoMinutes', 'totalDurationInMinutes'];
+    const service = await FakeCallsService.start({ seed: 36, calls: 120, ongoing: 0, spanHours: 48, getAnswer: without(minutes) });
+    try {
+      const database = join(tmp.dir, 'settle-view-without-minutes.db');
+      const settings = settingsAt(service.baseUrls('app1'), database, { ...SETTINGS, detailFetch: 'always', lookbackHours: 1 });
+      expect((await syncWith(settings)).results[0]!.status).toBe('ok');
+      expect(await off(database, service)).toEqual([]);
+      const cutoff = Math.floor(Date.now() / 1000) - 24 * 3_600;
+      const revised = service.calls.filter((c) => (c.endedAt ?? c.initiatedAt) < cutoff && c.participants.some((p) => p.totalDuration > 0));
+      expect(revised.length).toBeGreaterThan(20);
+      for (const c of revised) {
+        for (const p of c.participants) Object.assign(p, { totalAudioMinutes: p.totalAudioMinutes * 1.5, totalVideoMinutes: p.totalVideoMinutes * 1.5, totalDuration: p.totalDuration * 1.5 });
+        const sum = (k: 'totalAudioMinutes' | 'totalVideoMinutes'): number => c.participants.reduce((t, p) => t + p[k], 0);
+        Object.assign(c, { totalAudioMinutes: sum('totalAudioMinutes'), totalVideoMinutes: sum('totalVideoMinutes'), totalDurationInMinutes: sum('totalAudioMinutes') + sum('totalVideoMinutes') });
+      }
+      // A night passes: the settle audit asks again for calls written over an hour ago.
+      await withStore(database, ({ db }) => sql`update calls set synced_at = synced_at - 7200`.execute(db));
+      const second = (await syncWith(settings)).results[0]!;
+      expect(second.status).toBe('partial');
+      expect(second.error).toMatch(/call\(s\) asked for again lack details/);
+      const full = (await syncWith(settings, { full: true })).results[0]!;
+      expect(full.status, full.error).toBe('ok');
       expect(await off(database, service)).toEqual([]);
     } finally {
       await service.close();

@@ -142,11 +142,13 @@ describe.each(await testDialects())('details that change after Get Call gave the
     }
   });
   // Probe round 10 (F2, F3): the answer that carried the change left out what the first one had
-  // (participants), and it was stored as it came: the participants deleted, ok. Other fields
-  // (tags) that changed alone were never written.
-  it('a changed answer that leaves participants out keeps the stored participants, and what else it changed (tags) is written', async ({ database, dir }) => {
+  // (participants), and it was stored as it came: the participants deleted, ok. Round 12 (F4): kept
+  // under the new call minutes, they were stale participant minutes, ok. Now the stored rows stay and
+  // the run is partial until an answer states the participants; other fields that changed alone
+  // (tags) are written.
+  it('a changed answer that leaves participants out: the stored participants are kept, the run is partial until they are stated; tags alone are written', async ({ database, dir }) => {
     let night = 1;
-    const service = await start(83, (a) => (night === 1 ? a : (({ participants: _p, ...rest }) => rest)(a)));
+    const service = await start(83, (a) => (night === 2 ? (({ participants: _p, ...rest }) => rest)(a) : a));
     try {
       const settings = settingsAt(service.baseUrls('app1'), database, SETTINGS);
       expect((await syncWith(settings)).results[0]!.status).toBe('ok');
@@ -154,17 +156,22 @@ describe.each(await testDialects())('details that change after Get Call gave the
       const before = await participantRows();
       expect(before).toBeGreaterThan(100);
       night = 2;
-      for (const c of service.calls) Object.assign(c, { totalAudioMinutes: (c.totalAudioMinutes as number) + 1, tags: ['revised'] });
+      for (const c of service.calls) Object.assign(c, { totalAudioMinutes: (c.totalAudioMinutes as number) + 1 });
       await nightPasses(database);
       const second = await cliSync(service, database, dir);
-      expect(second.code, second.stderr).toBe(0);
+      expect(second.code).not.toBe(0);
+      expect(second.stdout + second.stderr).toContain(`${SETTLE_AUDITS} call(s) asked for again lack details`);
       expect(await participantRows()).toBe(before);
-      const calls = await withStore(database, ({ db }) => db.selectFrom('calls').select(['session_id', 'total_audio_minutes', 'tags_json']).execute());
-      for (const c of service.calls) {
-        const row = calls.find((r) => r.session_id === c.sessionId)!;
-        expect(row.total_audio_minutes).toBeCloseTo(c.totalAudioMinutes as number, 9);
-        expect(row.tags_json).toBe('["revised"]');
-      }
+      night = 3;
+      const third = (await syncWith(settings)).results[0]!;
+      expect(third.status, third.error).toBe('ok');
+      expect(await minutesOff(database, service)).toEqual([]);
+
+      for (const c of service.calls) c.tags = ['revised'];
+      await nightPasses(database);
+      expect((await syncWith(settings)).results[0]!.status).toBe('ok');
+      const tagged = await withStore(database, ({ db }) => db.selectFrom('calls').select('session_id').where('tags_json', '=', '["revised"]').execute());
+      expect(tagged.length).toBeGreaterThanOrEqual(SETTLE_AUDITS);
     } finally {
       await service.close();
     }

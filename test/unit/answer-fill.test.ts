@@ -38,6 +38,14 @@ describe('fillFromStored', () => {
     expect(fillFromStored(corrected, stored(ended))?.provisional).toBe(true);
   });
 
+  it('the call’s minutes supplied under participants that no longer add up to them: provisional (round 14 A1); a late participant coming to add up: not', () => {
+    const more = participants.map((p) => ({ ...p, totalAudioMinutes: 3, totalDuration: 3 }));
+    const noMinutes = without(ended, 'totalAudioMinutes', 'totalVideoMinutes', 'totalDurationInMinutes');
+    expect(fillFromStored({ ...noMinutes, participants: more } as unknown as ApiCall, stored(ended))?.provisional).toBe(true);
+    const late = { ...ended, participants: [participants[0], { ...participants[1], totalAudioMinutes: 0, totalDuration: 0 }] } as unknown as ApiCall;
+    expect(fillFromStored(noMinutes, stored(late))?.provisional).toBe(false);
+  });
+
   it('only the start time supplied, from a live answer: not provisional (it does not change)', () => {
     const live = { ...without(ended, 'endedAt'), status: 'ongoing' } as unknown as ApiCall;
     expect(fillFromStored(without(ended, 'startedAt'), stored(live))).toEqual({ call: ended, provisional: false });
