@@ -160,7 +160,8 @@ describe.each(await testDialects())('details that change after Get Call gave the
       await nightPasses(database);
       const second = await cliSync(service, database, dir);
       expect(second.code).not.toBe(0);
-      expect(second.stdout + second.stderr).toContain(`${SETTLE_AUDITS} call(s) asked for again lack details`);
+      // The sample's answers differ in a way they leave unstated: a finding, so every call of the window is asked.
+      expect(second.stdout + second.stderr).toContain(`${service.calls.length} call(s) asked for again lack details`);
       expect(await participantRows()).toBe(before);
       night = 3;
       const third = (await syncWith(settings)).results[0]!;
