@@ -136,7 +136,7 @@ export class SettleAudit {
     };
     const differ = rowsDiffer(c.stored, stated);
     if (differ.length > 0 && c.old) {
-      this.#foundOld ??= `call ${sessionId.slice(0, 80)}: ${differ.join(', ')}`;
+      this.#foundOld ??= `call ${sessionId.slice(0, 80)}: ${differ.join(', ')}; written`;
       return true;
     }
     // What billing reads (minutes, parties, participants, media) is the finding; anything else an
@@ -154,7 +154,7 @@ export class SettleAudit {
    */
   changedUnstated(sessionId: string, c: SettleCheck): void {
     const why = `call ${sessionId.slice(0, 80)}: an answer that changed and leaves out what changed with it`;
-    if (c.old) this.#foundOld ??= why;
+    if (c.old) this.#foundOld ??= `${why}; kept as stored`;
     else if (!this.refetchAll) this.#found = `Get Call answered other details than an earlier run stored, the list entry unchanged (${why})`;
   }
 

@@ -324,7 +324,7 @@ export async function syncApp(deps: SyncDeps, settings: Settings, app: AppSettin
       // The day after the window's older edge: --until is exclusive, and the calls of that day's
       // first hours are past settleDays too (round 12, L2).
       const until = new Date((unixSeconds(clock) - settings.settleDays * 86_400 + 86_400) * 1000).toISOString().slice(0, 10);
-      problems.push(`details of a call that ended more than settleDays (${settings.settleDays}) ago changed at the service, its list entry unchanged (${settle.oldChange}; written): other calls of that age may hold stale details, which no run reads again; \`callsync sync --refetch --since <first day that matters> --until ${until}\` re-reads them; if the service settles calls that late, raise settleDays past it`);
+      problems.push(`details of a call that ended more than settleDays (${settings.settleDays}) ago changed at the service, its list entry unchanged (${settle.oldChange}): other calls of that age may hold stale details, which no run reads again; \`callsync sync --refetch --since <first day that matters> --until ${until}\` re-reads them; if the service settles calls that late, raise settleDays past it`);
     }
     const failedListed = r.failedCalls - r.failedKept;
     if (failedListed > 0) problems.push(`${failedListed} call(s) lack details: Get Call gave nothing usable, so they are stored as listed (calls.detail_error says why) and on the retry list, fetched again by later runs`);
