@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import { sql } from 'kysely';
 import { afterAll, describe, expect, it } from 'vitest';
+import type { Settings } from '../../src/config/load.js';
 import { syncWith, tempDir, withStore } from '../helpers/harness.js';
 import { FakeCallsService, type FakeOptions, type Wire } from './support/fake-calls-service.js';
 import { settingsAt } from './support/matrix.js';
@@ -43,6 +44,17 @@ async function off(database: string, service: FakeCallsService): Promise<string[
         differs(s?.total_audio_minutes, c.totalAudioMinutes) || differs(s?.total_video_minutes, c.totalVideoMinutes);
     })
     .map((c) => c.sessionId);
+}
+
+/** Starts the fake with `fake`, runs `body` with a fresh database and its settings (SETTINGS and `extra`), and closes the fake. */
+async function withFake(name: string, fake: FakeOptions, extra: Record<string, unknown>, body: (service: FakeCallsService, database: string, settings: Settings) => Promise<void>): Promise<void> {
+  const service = await FakeCallsService.start(fake);
+  try {
+    const database = join(tmp.dir, name);
+    await body(service, database, settingsAt(service.baseUrls('app1'), database, { ...SETTINGS, ...extra }));
+  } finally {
+    await service.close();
+  }
 }
 
 /**
@@ -107,10 +119,7 @@ describe('answers to calls asked for again that leave out what an earlier answer
   // Round 12 (F2): `recordings` is only present when hasRecording is true; an answer saying false
   // without the key had the stored recordings filled back in, for good, ok.
   it.each(['auto', 'always'] as const)('recordings deleted at the service (hasRecording false, no recordings key), detailFetch %s: removed, ok', async (detailFetch) => {
-    const service = await FakeCallsService.start({ seed: 9, calls: 40, ongoing: 0, spanHours: 24, recordings: { every: 2, listed: 'all' } });
-    try {
-      const database = join(tmp.dir, `deleted-recordings-${detailFetch}.db`);
-      const settings = settingsAt(service.baseUrls('app1'), database, { ...SETTINGS, detailFetch });
+    await withFake(`deleted-recordings-${detailFetch}.db`, { seed: 9, calls: 40, ongoing: 0, spanHours: 24, recordings: { every: 2, listed: 'all' } }, { detailFetch }, async (service, database, settings) => {
       expect((await syncWith(settings)).results[0]!.status).toBe('ok');
       const recorded = service.calls.filter((c) => Array.isArray(c.recordings));
       expect(recorded.length).toBeGreaterThan(5);
@@ -123,9 +132,7 @@ describe('answers to calls asked for again that leave out what an earlier answer
         expect(next.status, next.error).toBe('ok');
         expect(await off(database, service)).toEqual([]);
       }
-    } finally {
-      await service.close();
-    }
+    });
   });
 
   // Round 12 (F3): a call stored from its list entry because Get Call failed; the retry's answer
@@ -133,15 +140,12 @@ describe('answers to calls asked for again that leave out what an earlier answer
   it('a retried call, stored from an entry that carried less, the answer without recordings: partial, read whole on the next run', async () => {
     let phase = 1;
     const broken = new Set<string>();
-    const service = await FakeCallsService.start({
+    await withFake('retry-from-entry.db', {
       seed: 11, calls: 40, ongoing: 0, spanHours: 24, recordings: { every: 2, listed: 'first' },
       getAnswer: (a, c) => (phase === 1 && broken.has(c.sessionId) ? { sessionId: c.sessionId, status: { bad: true } } : phase === 2 ? without(['recordings'])(a) : a),
-    });
-    try {
+    }, { detailFetch: 'always' }, async (service, database, settings) => {
       for (const c of service.calls) if (Array.isArray(c.recordings)) broken.add(c.sessionId);
       expect(broken.size).toBeGreaterThan(5);
-      const database = join(tmp.dir, 'retry-from-entry.db');
-      const settings = settingsAt(service.baseUrls('app1'), database, { ...SETTINGS, detailFetch: 'always' });
       expect((await syncWith(settings)).results[0]!.status).toBe('partial');
       phase = 2;
       const second = (await syncWith(settings)).results[0]!;
@@ -151,35 +155,25 @@ describe('answers to calls asked for again that leave out what an earlier answer
       const third = (await syncWith(settings)).results[0]!;
       expect(third.status, third.error).toBe('ok');
       expect(await off(database, service)).toEqual([]);
-    } finally {
-      await service.close();
-    }
+    });
   });
 
   // Round 13 (F1): fields the list entry filled in were not in the stored payload; the unsettled
   // pass's answer, leaving them out again, had nothing to take them from: call minutes NULL, ok.
   it('a Get Call view without the call’s minutes (full entries supply them), the unsettled pass: the minutes stay, ok', async () => {
-    const service = await FakeCallsService.start({ seed: 33, calls: 120, ongoing: 0, spanHours: 24, lateMinutes: 4, getAnswer: without(['totalAudioMinutes', 'totalVideoMinutes', 'totalDurationInMinutes']) });
-    try {
-      const database = join(tmp.dir, 'view-without-minutes.db');
-      const settings = settingsAt(service.baseUrls('app1'), database, { ...SETTINGS, detailFetch: 'always' });
+    await withFake('view-without-minutes.db', { seed: 33, calls: 120, ongoing: 0, spanHours: 24, lateMinutes: 4, getAnswer: without(['totalAudioMinutes', 'totalVideoMinutes', 'totalDurationInMinutes']) }, { detailFetch: 'always' }, async (service, database, settings) => {
       expect((await syncWith(settings)).results[0]!.status).toBe('ok');
       service.settleMinutes();
       const second = (await syncWith(settings)).results[0]!;
       expect(second.status, second.error).toBe('ok');
       expect(await off(database, service)).toEqual([]);
-    } finally {
-      await service.close();
-    }
+    });
   });
 
   // Round 13 (F3): the answer was judged an older state than its entry before what it left out was
   // filled: a view without `participants` "had none", partial on every run with the data complete.
   it('a Get Call view without participants (full entries carry them): ok and exact, run after run', async () => {
-    const service = await FakeCallsService.start({ seed: 34, calls: 60, spanHours: 24, getAnswer: without(['participants']) });
-    try {
-      const database = join(tmp.dir, 'view-without-participants.db');
-      const settings = settingsAt(service.baseUrls('app1'), database, { ...SETTINGS, detailFetch: 'always' });
+    await withFake('view-without-participants.db', { seed: 34, calls: 60, spanHours: 24, getAnswer: without(['participants']) }, { detailFetch: 'always' }, async (service, database, settings) => {
       for (let run = 0; run < 2; run++) {
         const r = (await syncWith(settings)).results[0]!;
         expect(r.status, r.error).toBe('ok');
@@ -188,32 +182,25 @@ describe('answers to calls asked for again that leave out what an earlier answer
       const last = (await syncWith(settings)).results[0]!;
       expect(last.status, last.error).toBe('ok');
       expect(await off(database, service)).toEqual([]);
-    } finally {
-      await service.close();
-    }
+    });
   });
 
   // Round 13 (F2): a call stored from its entry after one unusable answer; the view never states
   // hasRecording, which the entry (now the stored payload) does: every later run partial, data complete.
   it('a Get Call view without hasRecording, a call stored from its entry after one unusable answer: partial once, then ok', async () => {
     const bad = new Set<string>();
-    const service = await FakeCallsService.start({
+    await withFake('view-without-has-recording.db', {
       seed: 35, calls: 60, ongoing: 0, spanHours: 24, recordings: { every: 2, listed: 'all' },
       getAnswer: (a, c) => (bad.delete(c.sessionId) ? { sessionId: c.sessionId, status: { bad: true } } : without(['hasRecording'])(a)),
-    });
-    try {
+    }, { detailFetch: 'always' }, async (service, database, settings) => {
       service.calls.forEach((c, i) => i % 7 === 0 && bad.add(c.sessionId));
-      const database = join(tmp.dir, 'view-without-has-recording.db');
-      const settings = settingsAt(service.baseUrls('app1'), database, { ...SETTINGS, detailFetch: 'always' });
       expect((await syncWith(settings)).results[0]!.status).toBe('partial');
       for (let run = 0; run < 2; run++) {
         const r = (await syncWith(settings)).results[0]!;
         expect(r.status, r.error).toBe('ok');
       }
       expect(await off(database, service)).toEqual([]);
-    } finally {
-      await service.close();
-    }
+    });
   });
 
   // Round 14 (A1): the settle audit asked again for calls whose minutes were revised (participants
@@ -221,10 +208,7 @@ describe('answers to calls asked for again that leave out what an earlier answer
   // which were filled from the stored answer: stale call minutes under new participants, ok, 7 runs.
   it('the settle audit, a Get Call view without the call’s minutes, calls revised outside the listing window: partial, then exact after a full listing', async () => {
     const minutes = ['totalAudioMinutes', 'totalVideoMinutes', 'totalDurationInMinutes'];
-    const service = await FakeCallsService.start({ seed: 36, calls: 120, ongoing: 0, spanHours: 48, getAnswer: without(minutes) });
-    try {
-      const database = join(tmp.dir, 'settle-view-without-minutes.db');
-      const settings = settingsAt(service.baseUrls('app1'), database, { ...SETTINGS, detailFetch: 'always', lookbackHours: 1 });
+    await withFake('settle-view-without-minutes.db', { seed: 36, calls: 120, ongoing: 0, spanHours: 48, getAnswer: without(minutes) }, { detailFetch: 'always', lookbackHours: 1 }, async (service, database, settings) => {
       expect((await syncWith(settings)).results[0]!.status).toBe('ok');
       expect(await off(database, service)).toEqual([]);
       const cutoff = Math.floor(Date.now() / 1000) - 24 * 3_600;
@@ -243,9 +227,7 @@ describe('answers to calls asked for again that leave out what an earlier answer
       const full = (await syncWith(settings, { full: true })).results[0]!;
       expect(full.status, full.error).toBe('ok');
       expect(await off(database, service)).toEqual([]);
-    } finally {
-      await service.close();
-    }
+    });
   });
 });
 
