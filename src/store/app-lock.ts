@@ -1,4 +1,5 @@
-import { sql, type Kysely } from 'kysely';
+import { sql, type Kysely, type Transaction } from 'kysely';
+import { destinationOf } from './destinations/index.js';
 import type { Database } from './schema.js';
 
 /**
@@ -17,6 +18,16 @@ const NAMESPACE = 0x63616c6c;
 /** The lock's name for an app and region. */
 export function appLockKey(appId: string, region: string): string {
   return `app:${appId}/${region}`;
+}
+
+/**
+ * Holds the named lock until `trx` ends (PostgreSQL; SQLite has one writer at a time). Two
+ * transactions replacing the same rows then run one after the other: interleaved, the second's
+ * delete did not see the first's uncommitted rows and its insert failed on their keys.
+ */
+export async function lockUntilCommit(trx: Transaction<Database>, key: string): Promise<void> {
+  if (destinationOf(trx).name !== 'postgres') return;
+  await sql`select pg_advisory_xact_lock(${NAMESPACE}::int4, hashtext(${key}))`.execute(trx);
 }
 
 export type LockedOutcome<T> = { locked: true; value: T } | { locked: false };

@@ -1,12 +1,21 @@
-import type { Kysely, Transaction } from 'kysely';
+import type { Transaction } from 'kysely';
+import { lockUntilCommit } from './app-lock.js';
 import type { Database, NewGroupMemberRow } from './schema.js';
 
-type Db = Kysely<Database> | Transaction<Database>;
+type Db = Transaction<Database>;
+
+/**
+ * One group's membership is replaced by one transaction at a time: one appId synced for two regions
+ * runs two jobs at once, whose interleaved replacements of the same group failed on a duplicate key
+ * on PostgreSQL (probe round 14, C5; the membership itself is not kept per region, a known gap).
+ */
+const groupLock = (appId: string, guid: string): string => `group:${appId}/${guid}`;
 
 const ROWS_PER_INSERT = 1000;
 
 /** Replaces a group's stored membership with `members` (the current list: who left is gone). */
 export async function replaceGroupMembers(trx: Db, appId: string, guid: string, members: readonly NewGroupMemberRow[], now: number): Promise<void> {
+  await lockUntilCommit(trx, groupLock(appId, guid));
   await trx.deleteFrom('group_members').where('app_id', '=', appId).where('guid', '=', guid).execute();
   const unique = new Map(members.map((m) => [m.uid, m]));
   const rows = [...unique.values()];
@@ -22,6 +31,7 @@ export async function replaceGroupMembers(trx: Db, appId: string, guid: string, 
 
 /** Records that a group no longer exists: its membership is emptied, the fact kept. */
 export async function markGroupNotFound(trx: Db, appId: string, guid: string, now: number): Promise<void> {
+  await lockUntilCommit(trx, groupLock(appId, guid));
   await trx.deleteFrom('group_members').where('app_id', '=', appId).where('guid', '=', guid).execute();
   await trx
     .insertInto('synced_groups')
