@@ -211,9 +211,10 @@ describe('answers to calls asked for again that leave out what an earlier answer
     await withFake('settle-view-without-minutes.db', { seed: 36, calls: 120, ongoing: 0, spanHours: 48, getAnswer: without(minutes) }, { detailFetch: 'always', lookbackHours: 1 }, async (service, database, settings) => {
       expect((await syncWith(settings)).results[0]!.status).toBe('ok');
       expect(await off(database, service)).toEqual([]);
-      const cutoff = Math.floor(Date.now() / 1000) - 24 * 3_600;
-      const revised = service.calls.filter((c) => (c.endedAt ?? c.initiatedAt) < cutoff && c.participants.some((p) => p.totalDuration > 0));
-      expect(revised.length).toBeGreaterThan(20);
+      // Every call with minutes (all but the newest hour's lie outside the listing window): the audit's
+      // sample of 8 misses them all about once in 10^5 runs, and one hit makes it ask for the rest.
+      const revised = service.calls.filter((c) => c.participants.some((p) => p.totalDuration > 0));
+      expect(revised.length).toBeGreaterThan(service.calls.length / 2);
       for (const c of revised) {
         for (const p of c.participants) Object.assign(p, { totalAudioMinutes: p.totalAudioMinutes * 1.5, totalVideoMinutes: p.totalVideoMinutes * 1.5, totalDuration: p.totalDuration * 1.5 });
         const sum = (k: 'totalAudioMinutes' | 'totalVideoMinutes'): number => c.participants.reduce((t, p) => t + p[k], 0);
