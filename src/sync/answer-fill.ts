@@ -1,6 +1,6 @@
 import type { ApiCall } from '../source/schemas.js';
 import type { CallRows } from '../store/schema.js';
-import { apiCallToRows } from '../transform/call-rows.js';
+import { rowsToCompare } from '../transform/call-rows.js';
 import { isFinalCall } from '../transform/call-status.js';
 import { SAME_MINUTES, sameMinutes } from '../transform/compare-rows.js';
 
@@ -60,8 +60,6 @@ export interface StoredAnswer {
   lackedDetails: boolean;
 }
 
-const rowsOf = (call: ApiCall): CallRows => apiCallToRows(call, undefined, { appId: '', region: '', now: 0, source: 'detail', listFingerprint: null, rawJson: '' });
-
 /**
  * `call` (an answer, with its list entry's fields) filled from the stored answer `before`;
  * undefined when that supplies nothing. `provisional`: what it supplies may no longer be what the
@@ -89,9 +87,9 @@ export function fillFromStored(call: ApiCall, before: StoredAnswer): { call: Api
   if (before.lackedDetails) return { call: filled, provisional: lists };
   const minutes = (['totalAudioMinutes', 'totalVideoMinutes', 'totalDurationInMinutes', 'totalDuration'] as const).some(supplied);
   if (!supplied('participants') && !supplied('recordings') && !minutes) return { call: filled, provisional: false };
-  const now = rowsOf(filled);
+  const now = rowsToCompare(filled);
   if ((supplied('participants') || supplied('recordings')) && looksUnsettled(now)) return { call: filled, provisional: true };
-  const then = rowsOf(before.call);
+  const then = rowsToCompare(before.call);
   // The call's minutes and its participants' go together: one supplied while the answer states the
   // other differently from `before` belongs to the old state.
   if (supplied('participants') && SAME_MINUTES.some((k) => !sameMinutes(now.call[k], then.call[k]))) return { call: filled, provisional: true };

@@ -2,7 +2,7 @@ import type { ApiCall } from '../source/schemas.js';
 import type { Db } from '../store/compiled-statements.js';
 import type { CallRows } from '../store/schema.js';
 import { getSetting, saveSetting } from '../store/settings-repo.js';
-import { apiCallToRows } from '../transform/call-rows.js';
+import { rowsToCompare } from '../transform/call-rows.js';
 import { rowsDiffer } from '../transform/compare-rows.js';
 import { mediaOf } from './answer-check.js';
 
@@ -135,7 +135,7 @@ export class ListAudit {
       return;
     }
     // Only the compared columns matter: the bookkeeping ones (app, times of the sync) are left empty.
-    const differ = rowsDiffer(apiCallToRows(listed, undefined, { appId: '', region: '', now: 0, source: 'list', listFingerprint: null, rawJson: '' }), gotRows);
+    const differ = rowsDiffer(rowsToCompare(listed), gotRows);
     if (differ.length === 0) return;
     this.#differs = `List Calls entries differ from Get Call (call ${id}: ${differ.join(', ')})`;
     this.#foundDiffers = this.#differs;

@@ -2,7 +2,7 @@ import type { ApiCall } from '../source/schemas.js';
 import type { Db } from '../store/compiled-statements.js';
 import { listFetchedCalls, loadStoredCallRows, type StoredCallRows } from '../store/settle-repo.js';
 import { getSetting, saveSetting } from '../store/settings-repo.js';
-import { apiCallToRows, parseCall } from '../transform/call-rows.js';
+import { parseCall, rowsToCompare } from '../transform/call-rows.js';
 import { rowsDiffer, SAME_MINUTES, SAME_VALUE, type ComparableRows } from '../transform/compare-rows.js';
 
 /** Calls fetched on an earlier run that each run asks Get Call for again, to compare. */
@@ -121,7 +121,7 @@ export class SettleAudit {
    * not compared (the caller fills them from the previous answer before storing it).
    */
   changed(sessionId: string, c: SettleCheck, got: ApiCall, json: string): boolean {
-    const rows = apiCallToRows(got, undefined, { appId: '', region: '', now: 0, source: 'detail', listFingerprint: null, rawJson: '' });
+    const rows = rowsToCompare(got);
     const call: ComparableRows['call'] = { ...c.stored.call };
     for (const k of [...SAME_VALUE, ...SAME_MINUTES]) {
       const v = rows.call[k];

@@ -184,6 +184,14 @@ let lastMonthText = '';
 const MIN_PERIOD_MS = Date.parse('0000-01-01T00:00:00Z');
 const MAX_PERIOD_MS = Date.UTC(10000, 0, 1);
 
+/**
+ * A call's rows made only to compare them with other rows (rowsDiffer, looksUnsettled): no app,
+ * time or payload, which no comparison reads.
+ */
+export function rowsToCompare(call: ApiCall): CallRows {
+  return apiCallToRows(call, undefined, { appId: '', region: '', now: 0, source: 'detail', listFingerprint: null, rawJson: '' });
+}
+
 /** Converts a validated API call into its rows. Pure: no I/O, no clock. */
 export function apiCallToRows(call: ApiCall, raw: unknown, ctx: CallRowContext): CallRows {
   const timer = typeof call.totalDuration === 'string' ? call.totalDuration : call.totalDuration != null ? String(call.totalDuration) : null;
