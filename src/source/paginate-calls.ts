@@ -188,6 +188,8 @@ export class CallListing {
     let jumpedTo: number | undefined;
     const startRequests = this.#requests;
     const finish = (why: string, stoppedEarly = false): PassResult => ({ end, pages: this.#requests - startRequests, stoppedEarly, shortfall: stoppedEarly ? undefined : end.shortfall(this.#distinct.count), why });
+    // Pages capped at `served` with offsets by perPage: this pass ends, the listing is read again at that size.
+    const resized = (served: number): PassResult => ({ ...finish(`pages of ${served} served, offsets stepping by the size asked`), resized: true });
     // The end of a listing read from its tail: go back from where it jumped to the window.
     const ended = (why: string): AsyncGenerator<CallsPage, PassResult, undefined> | PassResult =>
       jumpedTo === undefined ? finish(why) : this.#readBackwards(jumpedTo, requested - index, finish);
@@ -201,7 +203,7 @@ export class CallListing {
       // (servedSizeToCheck), exactly (a tolerance for arrivals let a cap of 70 for 100 through,
       // round 10 F1): a call arriving in between costs a listing read at the served size, never a call.
       const served = index === 1 && jumpedTo === undefined && !this.#sizeChecked ? servedSizeToCheck(first0, this.#pageSize) : undefined;
-      if (served !== undefined && !(await this.#offsetsFollowServed(requested, res, served))) return { ...finish(`pages of ${served} served, offsets stepping by the size asked`), resized: true };
+      if (served !== undefined && !(await this.#offsetsFollowServed(requested, res, served))) return resized(served);
 
       if (res.entries.length === 0) {
         const d = end.afterEmpty(index, meta);
@@ -274,13 +276,11 @@ export class CallListing {
       const bound = this.opts.lowerBound;
       if (index === 0 && jumpedTo === undefined && bound !== undefined && this.#order.sortedBy?.order === 'oldest-first' && allOlder(times, bound)) {
         const lastPages = meta.totalPages ?? (meta.total !== undefined ? Math.ceil(meta.total / Math.max(1, res.entries.length)) : undefined);
-        // A capped first page is checked before the jump skips page 2, where the check is made
-        // otherwise (the tail read at offsets by perPage lost 30 of 40 new calls, ok: round 11 F2).
-        const served = this.#sizeChecked ? undefined : servedSizeToCheck(first0, this.#pageSize);
-        if (lastPages !== undefined && lastPages > 3 && served !== undefined && !(await this.#offsetsFollowServed(requested + 1, await this.#list(requested + 1), served))) {
-          return { ...finish(`pages of ${served} served, offsets stepping by the size asked`), resized: true };
-        }
         if (lastPages !== undefined && lastPages > 3) {
+          // A capped first page is checked before the jump skips page 2, where the check is made
+          // otherwise (the tail read at offsets by perPage lost 30 of 40 new calls, ok: round 11 F2).
+          const served = this.#sizeChecked ? undefined : servedSizeToCheck(first0, this.#pageSize);
+          if (served !== undefined && !(await this.#offsetsFollowServed(requested + 1, await this.#list(requested + 1), served))) return resized(served);
           jumpedTo = lastPages - 1;
           requested += jumpedTo - index;
           index = jumpedTo;
