@@ -22,7 +22,7 @@ export interface Row {
 
 export interface TableInput {
   settings: {
-    runs: number; fullCalls: number; dbCalls: number; large: boolean; skip: ReadonlySet<string>; concurrency: number; pageSize: number;
+    runs: number; fullCalls: number; smallCalls: number; dbCalls: number; large: boolean; skip: ReadonlySet<string>; concurrency: number; pageSize: number;
     naiveCalls: number; naiveDefaultsCalls: number; memoryPageSize: number; freePlanCalls: number; freePlanPageSize: number; freePlanLimit: number;
     rateLimit: number; memorySmall: number; memoryLarge: number;
   };
@@ -122,6 +122,10 @@ export function figuresTable(input: TableInput): { rows: Row[]; text: string } {
     rows.push(info(
       'storing alone: the same calls through the real store in-process (transactions of 1,000 calls, as the sync commits them; no HTTP), CPU per call; the sync over the bare client plus storing (1 × is the floor)',
       `${round(m((r) => (r.storeOnly.cpuMs * 1000) / r.storeOnly.calls))} µs; ${round(m((r) => r.cpuRatioOverFloor), 2)} ×`,
+    ));
+    rows.push(info(
+      `one more call: the CPU per call between ${n(s.smallCalls)} and ${n(s.fullCalls)} calls, sync / bare client (what each process pays once cancels out); the rest of each one's CPU at ${n(s.fullCalls)} calls (the sync's from exec, the bare client's after its modules load)`,
+      `${round(m((r) => r.marginal.syncUs))} µs / ${round(m((r) => r.marginal.boundUs))} µs: ${round(m((r) => r.marginal.ratio), 2)} ×; the rest ${round(m((r) => r.marginal.syncFixedMs) / 1000, 2)} s / ${round(m((r) => r.marginal.boundFixedMs) / 1000, 2)} s`,
     ));
     rows.push(info('simulator CPU per call meanwhile: beside the bound / beside the sync', `${round(m((r) => (r.bound.simCpuMs * 1000) / r.bound.calls))} µs / ${round(m((r) => (r.full.simCpuMs * 1000) / r.full.callsSeen))} µs`));
     const quietGets = Math.max(...t.map((r) => r.quiet.sim.get));

@@ -54,6 +54,12 @@ const NAIVE_CALLS = 2_000;
 /** With SQLite's defaults every insert waits for an fsync: fewer calls still. */
 const NAIVE_DEFAULTS_CALLS = 100;
 const NEW_SHARE = 0.01;
+/**
+ * A smaller sync and bare client beside each full one: the difference of the two sizes is the CPU
+ * of one more call, with what a process pays once (Node's start, modules, a new database's
+ * migrations, most of the optimising compiler's work) cancelled out.
+ */
+const SMALL_CALLS = Math.max(1000, Math.round(FULL_CALLS / 5));
 const MEMORY_SMALL = 100_000;
 const MEMORY_LARGE = 1_000_000;
 /** The memory syncs use the config's defaults (pageSize 100, concurrency 8, detailFetch auto). */
@@ -124,6 +130,9 @@ export interface ThroughputRun {
   cpuRatioOverFloor: number;
   multipleOfNaive: number;
   multipleOfNaiveDefaults: number;
+  /** The same pair at SMALL_CALLS, and what one more call costs each (µs) and the rest (ms). */
+  small: { bound: BoundResult; full: SyncRun };
+  marginal: { syncUs: number; boundUs: number; ratio: number; syncFixedMs: number; boundFixedMs: number };
   /** The sync's own durations (as the CLI reports them): quiet or 1 % re-run over the full sync. */
   quietFraction: number;
   onePercentFraction: number;
@@ -131,7 +140,8 @@ export interface ThroughputRun {
 
 async function throughputPhase(): Promise<ThroughputRun[]> {
   const apps = Array.from({ length: RUNS }, (_, k) => ({ appId: `full${k + 1}`, region: 'us' as const, apiKey: KEY, calls: FULL_CALLS, seed: 7 }));
-  const sim = await SimProcess.start({ apps: [...apps, { appId: 'naive', region: 'us', apiKey: KEY, calls: NAIVE_CALLS * 2, seed: 7 }] });
+  const smallApps = apps.map((a, k) => ({ ...a, appId: `small${k + 1}`, calls: SMALL_CALLS }));
+  const sim = await SimProcess.start({ apps: [...apps, ...smallApps, { appId: 'naive', region: 'us', apiKey: KEY, calls: NAIVE_CALLS * 2, seed: 7 }] });
   const out: ThroughputRun[] = [];
   try {
     for (let k = 0; k < RUNS; k++) {
@@ -156,6 +166,8 @@ async function throughputPhase(): Promise<ThroughputRun[]> {
           fullSimCpuMs = (await sim.cpuMs()) - simCpu0;
         }
       }
+      log(`run ${k + 1}/${RUNS}: bound client and full sync, ${SMALL_CALLS} calls (for the CPU of one more call)`);
+      const small = await smallPair(sim, smallApps[k]!.appId, k);
       const extraUs = Math.max(0, (full!.cpuMs * 1000) / full!.callsSeen - (bound!.cpuMs * 1000) / bound!.calls);
       log(`run ${k + 1}/${RUNS}: bound client at the sync's pace (${Math.round(extraUs)} µs spun after each Get)`);
       const atPace = (await runScript<BoundResult>('bench/bound-client.ts', { ...boundArgs, busyUsPerCall: extraUs } satisfies BoundArgs)).result;
@@ -182,6 +194,8 @@ async function throughputPhase(): Promise<ThroughputRun[]> {
         boundAtPace: { ...atPace, callsPerSec: callsPerSec(atPace.calls, atPace.ms) },
         cpuRatioAtPace: (f.cpuMs / f.callsSeen) / ((atPace.cpuMs - atPace.busyMs) / atPace.calls),
         storeOnly,
+        small,
+        marginal: marginalCpu(small, { bound: b, full: f }),
         cpuRatioOverFloor: (f.cpuMs / f.callsSeen) / (b.cpuMs / b.calls + storeOnly.cpuMs / storeOnly.calls),
         multipleOfNaive: f.callsPerSec / n.callsPerSec,
         multipleOfNaiveDefaults: f.callsPerSec / nd.callsPerSec,
@@ -195,6 +209,31 @@ async function throughputPhase(): Promise<ThroughputRun[]> {
     await sim.close();
   }
   return out;
+}
+
+/** The bound and the sync of a SMALL_CALLS app, in the same alternating order as the full pair. */
+async function smallPair(sim: SimProcess, appId: string, k: number): Promise<{ bound: BoundResult; full: SyncRun }> {
+  const args: BoundArgs = { callsBaseUrl: (await sim.baseUrls(appId)).callsBaseUrl, apiKey: KEY, pageSize: PAGE_SIZE, concurrency: CONCURRENCY };
+  const db = freshDb(`small-${k + 1}`);
+  let bound: BoundResult | undefined;
+  let full: SyncRun | undefined;
+  for (const step of k % 2 === 0 ? ['bound', 'full'] : ['full', 'bound']) {
+    if (step === 'bound') bound = (await runScript<BoundResult>('bench/bound-client.ts', args)).result;
+    else full = await sync(sim, appId, db, { detailFetch: 'always' });
+  }
+  rmSync(db, { force: true });
+  return { bound: bound!, full: full! };
+}
+
+/** CPU of one more call (the slope between the two sizes) and of everything else (the intercept). */
+function marginalCpu(small: { bound: BoundResult; full: SyncRun }, big: { bound: BoundResult; full: SyncRun }): ThroughputRun['marginal'] {
+  const syncUs = ((big.full.cpuMs - small.full.cpuMs) * 1000) / (big.full.callsSeen - small.full.callsSeen);
+  const boundUs = ((big.bound.cpuMs - small.bound.cpuMs) * 1000) / (big.bound.calls - small.bound.calls);
+  return {
+    syncUs, boundUs, ratio: syncUs / boundUs,
+    syncFixedMs: big.full.cpuMs - (syncUs * big.full.callsSeen) / 1000,
+    boundFixedMs: big.bound.cpuMs - (boundUs * big.bound.calls) / 1000,
+  };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -321,7 +360,7 @@ if (!SKIP.has('queries')) {
 }
 
 const { rows, text } = figuresTable({
-  settings: { runs: RUNS, fullCalls: FULL_CALLS, dbCalls: DB_CALLS, large: LARGE, skip: SKIP, concurrency: CONCURRENCY, pageSize: PAGE_SIZE, naiveCalls: NAIVE_CALLS, naiveDefaultsCalls: NAIVE_DEFAULTS_CALLS, memoryPageSize: MEMORY_PAGE_SIZE, freePlanCalls: FREE_PLAN_CALLS, freePlanPageSize: FREE_PLAN_PAGE_SIZE, freePlanLimit: FREE_PLAN_LIMIT, rateLimit: RATE_LIMIT, memorySmall: MEMORY_SMALL, memoryLarge: MEMORY_LARGE },
+  settings: { runs: RUNS, fullCalls: FULL_CALLS, smallCalls: SMALL_CALLS, dbCalls: DB_CALLS, large: LARGE, skip: SKIP, concurrency: CONCURRENCY, pageSize: PAGE_SIZE, naiveCalls: NAIVE_CALLS, naiveDefaultsCalls: NAIVE_DEFAULTS_CALLS, memoryPageSize: MEMORY_PAGE_SIZE, freePlanCalls: FREE_PLAN_CALLS, freePlanPageSize: FREE_PLAN_PAGE_SIZE, freePlanLimit: FREE_PLAN_LIMIT, rateLimit: RATE_LIMIT, memorySmall: MEMORY_SMALL, memoryLarge: MEMORY_LARGE },
   throughput, memory, paced, reports, storage, queries,
 });
 const load1 = loadavg();
@@ -331,7 +370,7 @@ const report = {
   startedAt: new Date(t0).toISOString(),
   durationS: round((Date.now() - t0) / 1000),
   machine: { node: process.version, cores: cpus().length, memGb: round(totalmem() / 1024 ** 3), loadavgStart: load0, loadavgEnd: load1 },
-  settings: { runs: RUNS, fullCalls: FULL_CALLS, dbCalls: DB_CALLS, skipped: [...SKIP], concurrency: CONCURRENCY, pageSize: PAGE_SIZE, naiveCalls: NAIVE_CALLS, large: LARGE, memoryPageSize: MEMORY_PAGE_SIZE, freePlanPageSize: FREE_PLAN_PAGE_SIZE, rateLimit: RATE_LIMIT, freePlanLimit: FREE_PLAN_LIMIT },
+  settings: { runs: RUNS, fullCalls: FULL_CALLS, smallCalls: SMALL_CALLS, dbCalls: DB_CALLS, skipped: [...SKIP], concurrency: CONCURRENCY, pageSize: PAGE_SIZE, naiveCalls: NAIVE_CALLS, large: LARGE, memoryPageSize: MEMORY_PAGE_SIZE, freePlanPageSize: FREE_PLAN_PAGE_SIZE, rateLimit: RATE_LIMIT, freePlanLimit: FREE_PLAN_LIMIT },
   table: rows,
   throughput,
   memory: memory.map((x) => ({ calls: x.calls, runs: x.runs })),
