@@ -288,25 +288,53 @@ function toBillingRow(a: AggRow, kind: BillingRowKind, period: Period): BillingR
  * which passes one to the other, is where the compiler holds the two together).
  */
 export interface ServiceUsage {
-  audioMinutes: number;
-  videoMinutes: number;
-  recordedMinutes: number;
+  /** null: the service's answer did not state it; its column and delta stay empty. */
+  audioMinutes: number | null;
+  videoMinutes: number | null;
+  recordedMinutes: number | null;
 }
 
-/** Adds service-reported usage to each app's total row (the service reports per app, not per type). */
-export function withUsage(rows: readonly BillingRow[], usage: ReadonlyMap<string, ServiceUsage>): BillingRow[] {
-  return rows.map((r) => {
-    const u = r.row_kind === 'total' ? usage.get(`${r.app_id}/${r.region}`) : undefined;
-    if (!u) return r;
-    return {
-      ...r,
-      usage_audio_minutes: u.audioMinutes,
-      usage_video_minutes: u.videoMinutes,
-      usage_recorded_minutes: u.recordedMinutes,
-      usage_audio_delta_minutes: r.participant_audio_minutes - u.audioMinutes,
-      usage_video_delta_minutes: r.participant_video_minutes - u.videoMinutes,
-    };
-  });
+/**
+ * Adds service-reported usage to each app's total row (the service reports per app, not per type).
+ * An app the service reports usage for and that has no row in the period (no calls stored in it)
+ * gets a total row of its own with zeros: dropped, the service's minutes against none of ours were
+ * in no row, and that gap is what the comparison is for.
+ */
+export function withUsage(rows: readonly BillingRow[], usage: ReadonlyMap<string, ServiceUsage>, period: Period): BillingRow[] {
+  const out: BillingRow[] = [...rows];
+  for (const key of usage.keys()) {
+    const [appId = '', region = ''] = key.split('/');
+    if (!rows.some((r) => r.row_kind === 'total' && r.app_id === appId && r.region === region)) {
+      // Not stale: computeBilling gives every stale app a total row already.
+      out.push({ ...toBillingRow(emptyAgg(appId, region), 'total', period), stale: 0 });
+    }
+  }
+  const delta = (ours: number, theirs: number | null): number | null => (theirs === null ? null : ours - theirs);
+  return out
+    .map((r) => {
+      const u = r.row_kind === 'total' ? usage.get(`${r.app_id}/${r.region}`) : undefined;
+      if (!u) return r;
+      return {
+        ...r,
+        usage_audio_minutes: u.audioMinutes,
+        usage_video_minutes: u.videoMinutes,
+        usage_recorded_minutes: u.recordedMinutes,
+        usage_audio_delta_minutes: delta(r.participant_audio_minutes, u.audioMinutes),
+        usage_video_delta_minutes: delta(r.participant_video_minutes, u.videoMinutes),
+      };
+    })
+    .sort((x, y) => cmp(x.app_id, y.app_id) || cmp(x.region, y.region) || kindOrder(x) - kindOrder(y) || cmp(x.type, y.type));
+}
+
+/**
+ * Apps whose service usage is zero while the database holds their minutes for the period. An echo
+ * of the numbers sent cannot show that the service read them in another unit (a range in 1970 has
+ * no usage): this is the one sign of it, so it is said rather than left to a reader of the deltas.
+ */
+export function zeroUsageNotes(rows: readonly BillingRow[]): string[] {
+  return rows
+    .filter((r) => r.row_kind === 'total' && r.usage_audio_minutes === 0 && r.usage_video_minutes === 0 && r.participant_audio_minutes + r.participant_video_minutes > 0)
+    .map((r) => `app ${r.app_id} (${r.region}): the service reports 0 minutes for ${r.period} while the database holds ${Math.round((r.participant_audio_minutes + r.participant_video_minutes) * 1e4) / 1e4} participant minutes; if the service read the range in another unit, check usageTimestampUnit`);
 }
 
 /** One line per call with its reconciliation, for disputes. */

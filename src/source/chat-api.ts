@@ -14,9 +14,10 @@ export type MembersPage = { found: true; entries: unknown[]; pagination: Paginat
  * from the stages that fetch them).
  */
 export interface UsageFigures {
-  audioMinutes: number;
-  videoMinutes: number;
-  recordedMinutes: number;
+  /** null: the answer did not state it (never taken as 0). */
+  audioMinutes: number | null;
+  videoMinutes: number | null;
+  recordedMinutes: number | null;
 }
 
 /** The Chat API endpoints callsync reads: group members and usage metrics. */

@@ -298,6 +298,9 @@ export const ApiGroupMemberSchema = z.looseObject({
 export type ApiGroupMember = z.infer<typeof ApiGroupMemberSchema>;
 
 /** Usage Metrics (api-facts.md): `{"data":{"metrics":{…},"time_range":{…}}}`. */
+/** A bound of Usage Metrics' echoed range: the number as sent (s or ms), or ISO text as seconds; else absent. */
+const rangeEcho = z.union([looseNumber, isoTime]).optional().catch(undefined);
+
 export const UsageStatsSchema = z.looseObject({
   data: z.looseObject({
     metrics: z.looseObject({
@@ -311,7 +314,9 @@ export const UsageStatsSchema = z.looseObject({
       videoMinutes: looseNumber.optional().nullable(),
       recordedMinutes: looseNumber.optional().nullable(),
     }),
-    time_range: z.looseObject({ fromDate: looseNumber.optional(), toDate: looseNumber.optional() }).optional(),
+    // The range the service read, as it echoes it: numbers as sent (s or ms) or ISO text; an echo
+    // that is neither is read as none (a warning), not as an unknown answer (its metrics are readable).
+    time_range: z.looseObject({ fromDate: rangeEcho, toDate: rangeEcho }).optional().catch(undefined),
   }),
 });
 export type UsageStats = z.infer<typeof UsageStatsSchema>;

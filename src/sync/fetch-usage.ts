@@ -16,8 +16,18 @@ export interface UsageFetch {
   usage: Map<string, UsageFigures>;
   /** One line per app whose figures could not be fetched (no key, a refused key, an unreachable API). */
   failures: string[];
-  /** One line per app whose echoed range differs from the one asked (its figures are kept). */
+  /** One line per app whose answer could not be checked whole (no range echoed, a figure left out); its figures are kept. */
   warnings: string[];
+}
+
+/**
+ * Whether an echoed bound (the number as sent, in s or ms, or seconds from ISO text) is `sec`. A
+ * second either way is the same instant: a service may echo an exclusive end as the last
+ * millisecond or second it counted.
+ */
+function sameInstant(echoed: number, sec: number): boolean {
+  const asSec = echoed > 1e11 ? echoed / 1000 : echoed;
+  return Math.abs(asSec - sec) <= 1;
 }
 
 /**
@@ -42,23 +52,38 @@ export async function fetchUsage(deps: { dispatcher: Dispatcher; clock: Clock },
     });
     try {
       const stats = await new ChatApi(http, app.chatBaseUrl).usageStats(period.start, period.end, settings.usageTimestampUnit);
+      const label = `app ${app.appId} (${app.region})`;
       const m = stats.data.metrics;
-      const audio = m.audio_minutes ?? m.audioMinutes;
-      const video = m.video_minutes ?? m.videoMinutes;
+      const figures: UsageFigures = {
+        audioMinutes: m.audio_minutes ?? m.audioMinutes ?? null,
+        videoMinutes: m.video_minutes ?? m.videoMinutes ?? null,
+        recordedMinutes: m.recorded_minutes ?? m.recordedMinutes ?? null,
+      };
       // An answer without the minutes is no figure: taken as 0, the export said the app used nothing.
-      if ((audio === undefined || audio === null) && (video === undefined || video === null)) {
-        failures.push(`app ${app.appId} (${app.region}): the Usage Metrics answer carries no audio_minutes or video_minutes (metrics: ${Object.keys(m).slice(0, 8).join(', ') || 'none'}); usage not taken`);
+      if (figures.audioMinutes === null && figures.videoMinutes === null) {
+        failures.push(`${label}: the Usage Metrics answer carries no audio_minutes or video_minutes (metrics: ${Object.keys(m).slice(0, 8).join(', ') || 'none'}); usage not taken`);
         continue;
       }
-      usage.set(`${app.appId}/${app.region}`, { audioMinutes: audio ?? 0, videoMinutes: video ?? 0, recordedMinutes: m.recorded_minutes ?? m.recordedMinutes ?? 0 });
-      const echoed = stats.data.time_range;
-      if (!echoed) warnings.push(`app ${app.appId} (${app.region}): the service did not echo the range it read, so its figures cannot be tied to ${period.start}–${period.end}; if they look off, check usageTimestampUnit`);
-      // The service echoes its range (in ms in the published example): a different range means it
-      // read our timestamps in another unit, and its figures are for another period.
-      const toSec = (v: number | undefined): number | undefined => (v === undefined ? undefined : v > 1e11 ? Math.round(v / 1000) : v);
-      if (echoed && (toSec(echoed.fromDate) !== period.start || toSec(echoed.toDate) !== period.end)) {
-        warnings.push(`app ${app.appId} (${app.region}): the service echoed the range ${echoed.fromDate}–${echoed.toDate}, not ${period.start}–${period.end}; check usageTimestampUnit`);
+      const negative = Object.entries(figures).filter(([, v]) => v !== null && v < 0);
+      if (negative.length) {
+        failures.push(`${label}: the Usage Metrics answer states negative minutes (${negative.map(([k, v]) => `${k} ${v}`).join(', ')}); usage not taken`);
+        continue;
       }
+      const echoed = stats.data.time_range;
+      if (echoed?.fromDate === undefined || echoed.toDate === undefined) {
+        warnings.push(`${label}: the service did not echo the range it read, so its figures cannot be tied to ${period.start}–${period.end}; if they look off, check usageTimestampUnit`);
+      } else if (!sameInstant(echoed.fromDate, period.start) || !sameInstant(echoed.toDate, period.end)) {
+        // The service echoes its range (in ms in the published example): another range means it read
+        // our timestamps in another unit or zone, and its figures are for another period. Set beside
+        // ours they would read as a comparison of the same month.
+        failures.push(`${label}: the service echoed the range ${echoed.fromDate}–${echoed.toDate}, not ${period.start}–${period.end}: its figures are for another period; usage not taken (check usageTimestampUnit)`);
+        continue;
+      }
+      // One of the two left out is not 0 either: its column stays empty, and the line says why.
+      for (const [name, v] of [['video_minutes', figures.videoMinutes], ['audio_minutes', figures.audioMinutes]] as const) {
+        if (v === null) warnings.push(`${label}: the Usage Metrics answer carries no ${name}; usage_${name} and its delta are left empty`);
+      }
+      usage.set(`${app.appId}/${app.region}`, figures);
     } catch (err) {
       failures.push(err instanceof ApiError ? err.message : `app ${app.appId} (${app.region}): usage not fetched (${(err as Error).message})`);
     }

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { BILLING_COLUMNS, BILLING_DETAIL_COLUMNS, computeBilling, computeBillingDetail, staleApps, withUsage } from '../../export/billing.js';
+import { BILLING_COLUMNS, BILLING_DETAIL_COLUMNS, computeBilling, computeBillingDetail, staleApps, withUsage, zeroUsageNotes } from '../../export/billing.js';
 import { resolvePeriod } from '../../export/period.js';
 import { formatRows } from '../../export/write-table.js';
 import { systemClock } from '../../config/clock.js';
@@ -76,7 +76,8 @@ export function registerExport(program: Command): void {
                 process.exitCode = EXIT.SYNC_FAILED;
                 return;
               }
-              rows = withUsage(rows, fetched.usage);
+              rows = withUsage(rows, fetched.usage, period);
+              for (const w of zeroUsageNotes(rows)) console.error(sanitizeForTerminal(`callsync: warning: ${w}`, { singleLine: true }));
             } finally {
               await dispatcher.close();
             }
