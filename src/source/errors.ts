@@ -42,6 +42,15 @@ export function classify(status: number | undefined, code: string | undefined): 
   return 'client';
 }
 
+/**
+ * Whether an auth-kind answer refuses the key itself (401, one of the service's AUTH_ERR_ codes, or a
+ * 403 with no code to tell) rather than one resource: a 403 with another code (ERR_GROUP_NOT_JOINED)
+ * is about that request's subject. Only a refused key stops every later request of the app.
+ */
+export function refusesKey(kind: ApiErrorKind, status: number | undefined, code: string | undefined): boolean {
+  return kind === 'auth' && (status !== 403 || code === undefined || code.startsWith('AUTH_ERR_'));
+}
+
 export function isRetryable(kind: ApiErrorKind): boolean {
   return kind === 'rate_limited' || kind === 'transient';
 }

@@ -2,7 +2,7 @@ import { isUtf8 } from 'node:buffer';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Dispatcher } from 'undici';
 import { redact, redactStrings, type Secret } from '../config/secret.js';
-import { ApiError, classify, isRetryable, readErrorBody, type ApiErrorKind } from './errors.js';
+import { ApiError, classify, isRetryable, readErrorBody, refusesKey, type ApiErrorKind } from './errors.js';
 import { decodeContentEncoding } from './content-encoding.js';
 import { BodyTooLarge, DeadlinePassed, dispatchGet, headerValue, type RawResponse } from './dispatch-get.js';
 import { capNesting } from './json-limits.js';
@@ -240,7 +240,7 @@ export class AppHttpClient {
       attempts,
       this.opts.appId,
     );
-    if (f.kind === 'auth' || f.kind === 'account') this.#stopped = err;
+    if (f.kind === 'account' || refusesKey(f.kind, f.status, f.code)) this.#stopped = err;
     throw err;
   }
 

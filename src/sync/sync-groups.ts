@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import pLimit from 'p-limit';
 import type { ChatApi } from '../source/chat-api.js';
 import { MAX_MEMBERS_PER_PAGE, type MembersPage } from '../source/chat-api.js';
-import { ApiError } from '../source/errors.js';
+import { ApiError, refusesKey } from '../source/errors.js';
 import { DistinctIds, entryIds, ListingEnd, overlapsPrevious, pageMeta, sameIds, servedSizeToCheck } from '../source/listing-evidence.js';
 import { ListingError } from '../source/listing-problem.js';
 import { firstPages } from '../source/page-numbering.js';
@@ -135,10 +135,14 @@ async function listMembers(
   /** Entries on the pages read (a page repeating the one before it aside): more than `seen` means a member listed twice. */
   let entriesListed = 0;
   // Only the service's own code says the group is gone (GroupGone); asked for page 0, a server
-  // counting from 1 might say so too, so there it only sends firstPages on to page 1.
+  // counting from 1 might say so too, so there it only sends firstPages on to page 1. Said once, it
+  // is asked again: a single such answer on the first pages, believed, removed every member of a
+  // group that exists, ok (probe round 16 b, F3; later pages are checked against the first, below).
   const listPage = async (page: number): Promise<MembersPage & { found: true }> => {
     const res = await chat.listGroupMembers(guid, page, perPage);
     if (res.found) return res;
+    const again = await chat.listGroupMembers(guid, page, perPage);
+    if (again.found) return again;
     if (page === 0) return { found: true, entries: [], pagination: undefined };
     throw new GroupGone();
   };
@@ -280,12 +284,29 @@ async function stableMembers(deps: Parameters<typeof listMembers>[0], chat: Chat
       reading--;
       continue;
     }
-    if (!listed.moved && (listed.pages <= 1 || (before !== undefined && sameMembers(before, listed)))) return listed;
+    // Two readings in a row with the same members are believed even if the count moved in them: a
+    // member who left unseen is listed by the reading before it left and not by the one after, so
+    // the two differ. A count that merely jitters (a cached figure) kept such groups partial on
+    // every run, nothing stored (probe round 16 b, F8).
+    if ((!listed.moved && listed.pages <= 1) || (before !== undefined && sameMembers(before, listed))) return listed;
     if (listed.moved) changes.push(`count ${listed.moved}`);
     else if (before) changes.push('other members');
     before = listed;
   }
   throw new ListingError(`the members changed while the group was listed, ${MAX_MEMBER_READINGS} readings in a row (${changes.join(', ')}), so members may have moved between pages unseen`);
+}
+
+/**
+ * A 403 of List Group Members with a code of its own (ERR_GROUP_NOT_JOINED, say) refuses this group,
+ * not the key: it failed the whole app on every run, its other groups unsynced, and the line blamed
+ * the key that the app's other requests had just used (probe round 16 b, F7).
+ */
+function refusesGroupOnly(err: ApiError): boolean {
+  return err.kind === 'auth' && !refusesKey(err.kind, err.status, err.serviceCode);
+}
+
+function refusedGroupLine(err: ApiError): string {
+  return `List Group Members refused this group (HTTP ${err.status ?? '?'}${err.serviceCode ? ` ${err.serviceCode}` : ''}), not the key: its stored members stay`;
 }
 
 /**
@@ -322,9 +343,9 @@ export async function syncGroupMembers(
         result.groups++;
         result.members += members.length;
       }).catch((err: unknown) => {
-        // Auth and account errors, and a group over the cap, stop the app; anything else fails this group only.
-        if (err instanceof GroupTooLargeError || (err instanceof ApiError && (err.kind === 'auth' || err.kind === 'account'))) throw err;
-        result.failed.push(`${guid}: ${err instanceof Error ? err.message : String(err)}`);
+        // A refused key or account, and a group over the cap, stop the app; anything else fails this group only.
+        if (err instanceof GroupTooLargeError || (err instanceof ApiError && (err.kind === 'account' || (err.kind === 'auth' && !refusesGroupOnly(err))))) throw err;
+        result.failed.push(`${guid}: ${err instanceof ApiError && refusesGroupOnly(err) ? refusedGroupLine(err) : err instanceof Error ? err.message : String(err)}`);
       }),
     ),
   );

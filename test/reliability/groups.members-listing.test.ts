@@ -146,12 +146,14 @@ describe('group members: exact, or the group is loud and keeps what was stored',
       const all = [...service.members.values()].reduce((n, u) => n + u.length, 0);
       expect((await syncWith(settings)).results[0]!.status).toBe('ok');
       expect(await stored()).toBe(all);
-      service.membersNotFoundLater = 1;
+      // On every later page, each asked twice (one such answer is asked again and read: round 16).
+      service.membersNotFoundLater = 1_000;
       const hiccup = (await syncWith(settings)).results[0]!;
       expect(hiccup.groupsNotFound).toBe(0);
       expect(hiccup.status).toBe('partial');
       expect(hiccup.error).toMatch(/^[^\n]*answered ERR_GUID_NOT_FOUND on page 2 while its first page still shows the group/);
       expect(await stored()).toBe(all);
+      service.membersNotFoundLater = 0;
       expect((await syncWith(settings)).results[0]!.status).toBe('ok');
       expect(await stored()).toBe(all);
     } finally {
@@ -205,5 +207,49 @@ describe('group members: exact, or the group is loud and keeps what was stored',
     expect(result.groupsNotFound).toBe(0);
     expect(result.status).toBe('partial');
     expect(result.error).toMatch(/^[^\n]*members of \d+ group\(s\) could not be synced completely/);
+  });
+
+  // Probe round 16 (b).
+  it('ERR_GUID_NOT_FOUND once on page 1 after page 0 showed the members (F3): asked again, exact, ok', async () => {
+    const service = await FakeCallsService.start({ seed: 81, calls: 150, ongoing: 0, members: { cap: 20 } });
+    try {
+      const database = join(tmp.dir, 'members-page1-not-found-once.db');
+      const settings = settingsAt(service.baseUrls('app1'), database, SETTINGS);
+      const all = [...service.members.values()].reduce((n, u) => n + u.length, 0);
+      expect((await syncWith(settings)).results[0]!.status).toBe('ok');
+      service.membersNotFoundOnPage1 = 1;
+      const result = (await syncWith(settings)).results[0]!;
+      expect(result.status, result.error).toBe('ok');
+      expect(result.groupsNotFound).toBe(0);
+      expect((await withStore(database, ({ db }) => db.selectFrom('group_members').select('uid').execute())).length).toBe(all);
+      expect(service.membersNotFoundOnPage1).toBe(0);
+    } finally {
+      await service.close();
+    }
+  });
+
+  it('a 403 ERR_GROUP_NOT_JOINED for one group (F7): the other groups exact, partial naming that group, not the key', async () => {
+    const service = await FakeCallsService.start({ seed: 82, calls: 150, ongoing: 0, members: { cap: 20 } });
+    try {
+      const [refused, ...others] = [...service.members.keys()];
+      expect(others.length).toBeGreaterThan(0);
+      service.membersForbidden.add(refused!);
+      const database = join(tmp.dir, 'members-403-one-group.db');
+      const result = (await syncWith(settingsAt(service.baseUrls('app1'), database, SETTINGS))).results[0]!;
+      expect(result.status).toBe('partial');
+      expect(result.error).toMatch(new RegExp(`^[^\\n]*members of 1 group\\(s\\) could not be synced completely \\(${refused}: List Group Members refused this group \\(HTTP 403 ERR_GROUP_NOT_JOINED\\), not the key`));
+      expect(result.error).not.toMatch(/apiKeyEnv/);
+      const rows = await withStore(database, ({ db }) => db.selectFrom('group_members').select(['guid', 'uid']).execute());
+      for (const guid of others) expect(rows.filter((r) => r.guid === guid).map((r) => r.uid).sort()).toEqual([...service.members.get(guid)!].sort());
+    } finally {
+      await service.close();
+    }
+  });
+
+  it('a total that jitters on every page, the members unchanged (F8): two equal readings are believed, exact, ok', async () => {
+    const { result, missing, extra, groups } = await run(18, { members: { cap: 20, jitterTotal: true } });
+    expect(groups).toBeGreaterThan(0);
+    expect(result.status, result.error).toBe('ok');
+    expect({ missing, extra }).toEqual({ missing: [], extra: [] });
   });
 });

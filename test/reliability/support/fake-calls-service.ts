@@ -95,6 +95,8 @@ export interface FakeOptions {
     maxPerPage?: number;
     /** With `cap`: offsets step by the perPage asked, not the size served (members between pages never served). */
     offsetByRequested?: boolean;
+    /** The total stated on pages after the first is the real count plus 1 or 2 in turn (a cached figure that jitters; the members never change). */
+    jitterTotal?: boolean;
   };
   /** Page 0 (of pages counted from 1) answers no calls, its current_page echoing the request's 0. */
   pageZeroEmptyEcho?: boolean;
@@ -166,6 +168,11 @@ export class FakeCallsService {
   listRequests = 0;
   /** List Group Members answers ERR_GUID_NOT_FOUND for the next this-many requests of a page after the first (the group still exists). */
   membersNotFoundLater = 0;
+  /** The next this many requests for page 1 of a group's members answer ERR_GUID_NOT_FOUND (the group exists). */
+  membersNotFoundOnPage1 = 0;
+  /** Groups whose members are refused with a 403 ERR_GROUP_NOT_JOINED (the key is fine). */
+  readonly membersForbidden = new Set<string>();
+  #jitter = 0;
   /** The session ids Get Call was asked for, in order. */
   readonly getIds: string[] = [];
   readonly #rand: () => number;
@@ -399,6 +406,11 @@ export class FakeCallsService {
       const requested = Number(params.get('perPage') ?? 100);
       const size = Math.min(requested, m.cap ?? 1000);
       if (m.bare404) return { status: 404, body: '<html><body><h1>404 Not Found</h1></body></html>' };
+      if (this.membersForbidden.has(guid)) return json(403, { error: { code: 'ERR_GROUP_NOT_JOINED', message: 'The user is not a member of the group' } });
+      if (params.get('page') === '1' && this.membersNotFoundOnPage1 > 0) {
+        this.membersNotFoundOnPage1--;
+        return json(404, { error: { code: 'ERR_GUID_NOT_FOUND', message: `The group with GUID ${guid} does not exist.` } });
+      }
       if (m.maxPerPage !== undefined && requested > m.maxPerPage) {
         return json(400, { error: { code: 'ERR_BAD_REQUEST', message: `perPage must be at most ${m.maxPerPage}` } });
       }
@@ -433,7 +445,7 @@ export class FakeCallsService {
         if (m.numericUids) return { uid: Number(uid), name: uid, scope: 'participant', joinedAt: new Date(1700000000 * 1000).toISOString() };
         return { uid, name: uid, scope: 'participant', joinedAt: 1700000000 };
       });
-      const total = m.total === undefined || m.total === 'real' || m.total === 'omit' ? all.length : m.total;
+      const total = (m.total === undefined || m.total === 'real' || m.total === 'omit' ? all.length : m.total) + (m.jitterTotal && page > 1 ? 1 + (this.#jitter++ % 2) : 0);
       const pagination = { total, count: data.length, per_page: m.perPage === 'requested' ? requested : size, current_page: page + base - 1, total_pages: Math.max(1, Math.ceil(total / step)) };
       if (m.total === 'omit') delete (pagination as Partial<typeof pagination>).total;
       if (m.currentPage === 'omit') delete (pagination as Partial<typeof pagination>).current_page;
