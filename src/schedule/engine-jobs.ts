@@ -78,7 +78,7 @@ export async function onAppJob(d: EngineDeps, job: { id: string; data: AppJobDat
   const signal = AbortSignal.any([d.signal, expiry]);
   setMaxListeners(0, signal);
   const r = await syncAppLocked({ ...d, log }, d.settings, app, { runId: randomUUID(), signal, ...(d.onRetry ? { onRetry: d.onRetry } : {}) });
-  if (expiry.aborted && r?.status === 'interrupted') throw new Error(`stopped at the job's expiry (schedule.jobExpirySeconds ${job.expireInSeconds} s); the next attempt resumes`);
+  if (expiry.aborted && r?.status === 'interrupted') throw new Error(`stopped at the job's expiry (schedule.jobExpirySeconds ${Number(job.expireInSeconds)} s); the next attempt resumes`);
   if (!r) throw new Error(APP_BUSY);
   if (r.status !== 'ok') throw new Error(`${r.status}${r.error ? `: ${r.error}` : ''}`);
   return { status: r.status, mode: r.mode, callsSeen: r.callsSeen, callsWritten: r.callsWritten, requests: r.requests };

@@ -54,6 +54,22 @@ describe('a sync killed with SIGKILL: status and runs show its run abandoned at 
     expect(table.stdout).toMatch(/\babandoned\b/);
     expect(table.stdout).not.toMatch(/status +\| running\b|│ running +│/);
   }, 90_000);
+
+  // Probe round 16 (c, F1): an interrupted last run (SIGTERM, or a worker's job expiry) read as healthy, exit 0.
+  it('after SIGTERM mid-run: the run is interrupted, and status says unhealthy, exit 1', async ({ database: db, writeConfig }) => {
+    const cfg = writeConfig({ detailFetch: 'always', concurrency: 1 }, 'stopped.json');
+    const child = spawnCli(['sync', '--config', cfg], env);
+    const done = collect(child);
+    await waitFor(() => countIn(db, 'select count(*) as n from calls') > 0 || child.exitCode !== null, 'the sync to store its first calls');
+    expect(child.exitCode, 'the sync ended before it could be stopped mid-run').toBeNull();
+    child.kill('SIGTERM');
+    expect((await done).code).toBe(5);
+    expect(countIn(db, "select count(*) as n from sync_runs where status = 'interrupted'")).toBe(1);
+    const status = await runCli(['status', '--config', cfg], env);
+    expect(status.code, status.stdout).toBe(1);
+    expect(status.stdout).toMatch(/^UNHEALTHY: the last run did not succeed: app1 \(us\) interrupted$/m);
+    expect((JSON.parse((await runCli(['status', '--config', cfg, '--format', 'json'], env)).stdout) as StatusJson).healthy).toBe(false);
+  }, 90_000);
 });
 
 const dialects: TestDialect[] = await testDialects();

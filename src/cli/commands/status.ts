@@ -10,12 +10,12 @@ import { commandSettings } from '../setup.js';
 import { configOption, databaseOption, formatOption } from '../shared-options.js';
 
 /** Statuses of a last run that make `status` (and so a container healthcheck) fail. */
-const UNHEALTHY = new Set(['failed', 'partial', 'abandoned']);
+const UNHEALTHY = new Set(['failed', 'partial', 'interrupted', 'abandoned']);
 
 export function registerStatus(program: Command): void {
   program
     .command('status')
-    .description('per app: last successful sync, watermark, calls, rejected records, and whether the last run failed or was abandoned (exit 1 if one was)')
+    .description('per app: last successful sync, watermark, calls, rejected records, and whether the last run failed, was partial, interrupted or abandoned (exit 1 if one was)')
     .addOption(formatOption(['table', 'json'], 'table'))
     .addOption(configOption())
     .addOption(databaseOption())
