@@ -144,11 +144,14 @@ export interface AppStatus {
 }
 
 /**
- * The last run of each app and region (the newest by id), as readers should show it (see withLiveness).
+ * The last run of each app and region (the newest by id, backfills aside), as readers should show it (see withLiveness).
  * `nowMs` judges the leases: a use case passes its clock's reading; a reader command may leave the wall clock.
  */
 export async function lastRuns(db: Db, nowMs = Date.now()): Promise<Selectable<SyncRunsTable>[]> {
-  const newest = db.selectFrom('sync_runs').select((eb) => eb.fn.max('id').as('id')).groupBy(['app_id', 'region']);
+  // Not backfills: `--since/--until` reads one window, so one that ends ok proves nothing about the
+  // rest; taken as the last run, it made status healthy and cleared the export's stale mark after a
+  // failed sync (probe round 16 a, F3). `callsync runs` lists them.
+  const newest = db.selectFrom('sync_runs').select((eb) => eb.fn.max('id').as('id')).where('mode', '!=', 'backfill').groupBy(['app_id', 'region']);
   const rows = await db.selectFrom('sync_runs').selectAll().where('id', 'in', newest).execute();
   return withLiveness(db, rows, nowMs);
 }

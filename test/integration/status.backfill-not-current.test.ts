@@ -1,0 +1,40 @@
+import { describe, expect } from 'vitest';
+import { runCli } from '../helpers/cli.js';
+import { it, test } from '../helpers/fixture.js';
+import { KEY_ENV, TEST_KEY } from '../helpers/harness.js';
+
+interface StatusJson {
+  healthy: boolean;
+  apps: { app_id: string; last_run_status: string | null }[];
+}
+
+/**
+ * A backfill (`sync --since … --until …`) reads one window: ending ok, it proves nothing about the
+ * rest. Judged as the app's last run, it cleared the export's stale mark and made status healthy
+ * after a failed sync, with calls since then missing (probe round 16 a, F3).
+ */
+describe('after a failed sync, a backfill that ends ok leaves the app stale and unhealthy', () => {
+  test.override({ simApps: [{ calls: 120 }] });
+
+  it('status exit 1 naming the failed sync; the export marks the app stale=1', async ({ sim, writeConfig, database }) => {
+    const env = { [KEY_ENV]: TEST_KEY, CALLSYNC_RETRY_BASE_MS: '5' };
+    const cfg = writeConfig({ maxAttempts: 1 });
+    expect((await runCli(['sync', '--config', cfg], env)).code).toBe(0);
+    const month = (await runCli(['query', '--config', cfg, '--format', 'json', 'select max(started_month) as m from calls'], env)).stdout;
+    const m = (JSON.parse(month) as { m: string }[])[0]!.m;
+
+    sim.setFaults({ http5xxRate: 1 });
+    expect((await runCli(['sync', '--config', cfg], env)).code).toBe(1);
+    sim.setFaults({});
+    const backfill = await runCli(['sync', '--config', cfg, '--since', `${m}-01`, '--until', `${m}-02`], env);
+    expect(backfill.code, backfill.stderr).toBe(0);
+
+    const status = await runCli(['status', '--config', cfg, '--format', 'json'], env);
+    expect(status.code, status.stdout).toBe(1);
+    expect((JSON.parse(status.stdout) as StatusJson).apps.map((a) => [a.app_id, a.last_run_status])).toEqual([['app1', 'failed']]);
+    const exported = await runCli(['export', 'billing', '--database', database, '--month', m, '--format', 'json'], env);
+    expect(exported.code, exported.stderr).toBe(0);
+    expect((JSON.parse(exported.stdout) as { stale: number }[]).every((r) => r.stale === 1)).toBe(true);
+    expect(exported.stderr).toMatch(/app1 \(us\) is stale, its rows are marked stale=1: its last sync \(started [^)]+\): failed/);
+  }, 60_000);
+});
