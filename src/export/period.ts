@@ -26,12 +26,35 @@ function offsetMs(utcMs: number, tz: string): number {
   return asUtc - Math.floor(utcMs / 1000) * 1000;
 }
 
-/** Unix seconds of local midnight of y-m-d in `tz` (DST-safe: the offset is re-read at the result). */
+/** y-m-d h:m:s of the instant `utcMs` in `tz`, as if it were UTC (ms): what a clock there shows. */
+function wallClockMs(utcMs: number, tz: string): number {
+  return Math.floor(utcMs / 1000) * 1000 + offsetMs(utcMs, tz);
+}
+
+/**
+ * Unix seconds at which the local day y-m-d begins in `tz`: its midnight, the first one where a
+ * clock shows midnight twice, and where midnight does not exist (a DST jump at 00:00, as in
+ * America/Santiago, America/Havana, Atlantic/Azores) the jump itself. Reading the offset once more
+ * at a first guess, as this did before, landed at 23:00 of the previous day there, so a day's calls
+ * were billed to the day before (probe round 16 a, F5).
+ */
 export function localMidnight(y: number, m: number, d: number, tz: string): number {
-  const guess = Date.UTC(y, m - 1, d);
-  let utc = guess - offsetMs(guess, tz);
-  utc = guess - offsetMs(utc, tz);
-  return Math.floor(utc / 1000);
+  const midnight = Date.UTC(y, m - 1, d);
+  const HOUR = 3_600_000;
+  // The offsets in force around that day (a zone's offset lies within ±15 h): midnight in each.
+  const candidates = [offsetMs(midnight - 30 * HOUR, tz), offsetMs(midnight + 30 * HOUR, tz), offsetMs(midnight, tz)].map((o) => midnight - o);
+  const exact = candidates.filter((t) => wallClockMs(t, tz) === midnight);
+  if (exact.length) return Math.floor(Math.min(...exact) / 1000);
+  // No midnight that day: the day begins at the jump, the first instant its clocks show that date.
+  // Between the two candidates the wall clock only moves forward, so the first such second is found by halving.
+  let lo = Math.min(...candidates);
+  let hi = Math.max(...candidates);
+  while (hi - lo > 1000) {
+    const mid = lo + Math.floor((hi - lo) / 2000) * 1000;
+    if (wallClockMs(mid, tz) >= midnight) hi = mid;
+    else lo = mid;
+  }
+  return Math.floor(hi / 1000);
 }
 
 /** Days in month `m` (1–12) of year `y`, leap years included. */
