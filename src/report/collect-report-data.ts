@@ -1,6 +1,7 @@
 import { sql, type Kysely, type RawBuilder } from 'kysely';
 import { ConfigError } from '../config/errors.js';
-import { computeBilling } from '../export/billing.js';
+import { computeBilling, staleApps } from '../export/billing.js';
+import { unplacedMinutesNotes } from '../export/unplaced-minutes.js';
 import type { Period } from '../export/period.js';
 import { NO_TYPE } from '../reconcile/issue-codes.js';
 import { displayDatabase } from '../store/destinations/index.js';
@@ -43,15 +44,20 @@ export async function collectReportData(db: Kysely<Database>, period: Period, op
   const databasePath = displayDatabase(opts.databasePath);
   await assertReportingSchema(db, databasePath);
   const apps = await selectApps(db, appIds);
-  const [billing, daily, relations, mismatches, topUsers, topGroups] = await Promise.all([
-    computeBilling(db, period, appIds ? { appIds } : {}),
+  // As the billing export judges them: the page is read as complete unless it says otherwise
+  // (it said nothing after a failed sync, probe round 16 a, F4).
+  const stale = await staleApps(db, period, appIds ? { appIds } : {});
+  const [billing, daily, relations, mismatches, topUsers, topGroups, unplaced] = await Promise.all([
+    computeBilling(db, period, { ...(appIds ? { appIds } : {}), stale }),
     selectDailyUsage(db, period, days, appIds),
     selectRelations(db, period, appIds),
     selectMismatches(db, period, appIds),
     selectTopUsers(db, period, appIds),
     selectTopGroups(db, period, appIds),
+    unplacedMinutesNotes(db, period, appIds),
   ]);
-  return { period, databasePath, apps, billing, daily, relations, mismatches, topUsers, topGroups };
+  const notices = [...stale.map((a) => `app ${a.app_id} (${a.region}): its figures may be incomplete, ${a.reason}`), ...unplaced];
+  return { period, databasePath, apps, notices, billing, daily, relations, mismatches, topUsers, topGroups };
 }
 
 /** The views the report reads (migration 20261122T010000_reporting). */

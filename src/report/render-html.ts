@@ -22,6 +22,7 @@ export function renderReportHtml(data: ReportData): string {
 <body>
 <main>
 ${header(data, title)}
+${noticesSection(data)}
 ${billingSection(data)}
 ${dailySection(data)}
 ${reconciliationSection(data)}
@@ -77,6 +78,15 @@ ${card('User-minutes (billed)', formatMinutes(sum((r) => r.user_minutes)))}
 ${card('Call-level minutes', formatMinutes(sum((r) => r.call_total_minutes)))}
 ${card('Calls to review', formatCount(mismatches))}
 </div>`;
+}
+
+/** Read first: why the figures below may not be the whole story (nothing when they are). */
+function noticesSection(data: ReportData): SafeHtml {
+  if (!data.notices.length) return html``;
+  return html`<section class="notices" role="alert">
+<h2>Read first</h2>
+<ul>${data.notices.map((n) => html`<li>${n}</li>`)}</ul>
+</section>`;
 }
 
 function card(label: string, value: string): SafeHtml {

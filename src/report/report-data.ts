@@ -11,6 +11,11 @@ export interface ReportData {
   /** The database file the figures come from, as the reader should find it again. */
   databasePath: string;
   apps: ReportApp[];
+  /**
+   * What a reader must know before trusting the figures, one sentence each: apps whose figures may
+   * be incomplete (stale, as the billing export marks them) and minutes no period includes.
+   */
+  notices: string[];
   /** From `computeBilling`, so the report and the billing export always agree. */
   billing: BillingRow[];
   daily: DailyUsage;

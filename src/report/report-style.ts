@@ -29,6 +29,9 @@ code { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; fo
 td code { display: inline-block; margin: 1px 2px 1px 0; }
 .swatch { display: inline-block; width: 10px; height: 10px; border-radius: 2px; margin-right: 6px; vertical-align: baseline; }
 .note { color: #555; font-size: 13px; }
+section.notices { border: 2px solid #D55E00; border-radius: 6px; background: #fff6ef; padding: 4px 16px; margin: 16px 0; }
+section.notices h2 { border-top: none; margin: 8px 0 4px; padding-top: 0; color: #a33f00; }
+section.notices li { line-height: 1.45; margin: 4px 0; }
 .empty { color: #555; font-style: italic; }
 svg.chart { display: block; max-width: 100%; height: auto; margin: 8px 0; }
 dl.glossary { display: grid; grid-template-columns: max-content 1fr; gap: 4px 14px; font-size: 13px; }

@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect } from 'vitest';
 import { runCli } from '../helpers/cli.js';
 import { it, test } from '../helpers/fixture.js';
@@ -13,10 +15,10 @@ interface StatusJson {
  * rest. Judged as the app's last run, it cleared the export's stale mark and made status healthy
  * after a failed sync, with calls since then missing (probe round 16 a, F3).
  */
-describe('after a failed sync, a backfill that ends ok leaves the app stale and unhealthy', () => {
+describe('after a failed sync, a backfill that ends ok leaves the app stale and unhealthy, and the report says so', () => {
   test.override({ simApps: [{ calls: 120 }] });
 
-  it('status exit 1 naming the failed sync; the export marks the app stale=1', async ({ sim, writeConfig, database }) => {
+  it('status exit 1 naming the failed sync; the export marks the app stale=1; the report says so', async ({ sim, writeConfig, database, dir }) => {
     const env = { [KEY_ENV]: TEST_KEY, CALLSYNC_RETRY_BASE_MS: '5' };
     const cfg = writeConfig({ maxAttempts: 1 });
     expect((await runCli(['sync', '--config', cfg], env)).code).toBe(0);
@@ -36,5 +38,14 @@ describe('after a failed sync, a backfill that ends ok leaves the app stale and 
     expect(exported.code, exported.stderr).toBe(0);
     expect((JSON.parse(exported.stdout) as { stale: number }[]).every((r) => r.stale === 1)).toBe(true);
     expect(exported.stderr).toMatch(/app1 \(us\) is stale, its rows are marked stale=1: its last sync \(started [^)]+\): failed/);
+
+    // The report says so too, on the page and on stderr (it said nothing: probe round 16 a, F4).
+    const page = join(dir, 'report.html');
+    const report = await runCli(['report', '--database', database, '--month', m, '--out', page], env);
+    expect(report.code, report.stderr).toBe(0);
+    expect(report.stderr).toMatch(/^callsync: warning: app app1 \(us\): its figures may be incomplete, its last sync \(started [^)]+\): failed$/m);
+    const text = readFileSync(page, 'utf8');
+    expect(text).toContain('<h2>Read first</h2>');
+    expect(text).toMatch(/<li>app app1 \(us\): its figures may be incomplete, its last sync \(started [^)]+\): failed<\/li>/);
   }, 60_000);
 });

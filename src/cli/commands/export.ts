@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { unplacedMinutesNotes } from '../../export/unplaced-minutes.js';
 import { BILLING_COLUMNS, BILLING_DETAIL_COLUMNS, computeBilling, computeBillingDetail, staleApps, withUsage, zeroUsageNotes } from '../../export/billing.js';
 import { resolvePeriod } from '../../export/period.js';
 import { formatRows } from '../../export/write-table.js';
@@ -55,6 +56,7 @@ export function registerExport(program: Command): void {
         await assertKnownApps(store.db, appIds, store.path);
         const empty = await emptyPeriodNote(store.db, period, appIds);
         if (empty) console.error(sanitizeForTerminal(empty, { singleLine: true }));
+        for (const n of await unplacedMinutesNotes(store.db, period, appIds)) console.error(sanitizeForTerminal(`callsync: warning: ${n}`, { singleLine: true }));
         if (flags.detail) {
           text = formatRows(await computeBillingDetail(store.db, period, { appIds }), BILLING_DETAIL_COLUMNS, format);
         } else {

@@ -55,6 +55,7 @@ export function registerReport(program: Command): void {
       } finally {
         await store.close();
       }
+      for (const n of data.notices) console.error(sanitizeForTerminal(`callsync: warning: ${n}`, { singleLine: true }));
       // A default file name, so the demo's closing line `report --month M` works as printed.
       const out = flags.out ?? `report-${period.label}.html`;
       const toStdout = out === '-';
