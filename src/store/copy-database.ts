@@ -9,7 +9,15 @@ import type { Database } from './schema.js';
  * a migration goes here or into NOT_COPIED: test/integration/copy.covers-every-table.test.ts fails
  * until it is in one of them, so a new entity cannot be left behind by `copy` unnoticed.
  */
-export const COPIED_TABLES: readonly { name: keyof Database & string; key: readonly string[]; serial?: string; omit?: string; byCallKey?: true }[] = [
+export const COPIED_TABLES: readonly {
+  name: keyof Database & string; key: readonly string[]; serial?: string; omit?: string; byCallKey?: true;
+  /**
+   * Rows numbered by the database (serial ids): copied without their id, which the target assigns,
+   * and matched by these columns instead (a row already there is not copied twice). Kept by id,
+   * the source's runs 1–4 overwrote the target's own runs 1–2 of another app (probe round 16 c, F2).
+   */
+  natural?: readonly string[];
+}[] = [
   // A call's call_id is its number in one database: the target numbers the calls it gets itself (a
   // target that already holds calls synced there keeps theirs), and each payload row is matched to
   // its call by (app_id, session_id) on both sides; so is each participant row.
@@ -18,8 +26,8 @@ export const COPIED_TABLES: readonly { name: keyof Database & string; key: reado
   { name: 'call_participant_rows', key: ['call_id', 'seq'], byCallKey: true },
   { name: 'call_recordings', key: ['app_id', 'session_id', 'rid'] },
   { name: 'call_transcriptions', key: ['app_id', 'session_id', 'tid'] },
-  { name: 'rejected_records', key: ['id'], serial: 'id' },
-  { name: 'sync_runs', key: ['id'], serial: 'id' },
+  { name: 'rejected_records', key: ['id'], serial: 'id', natural: ['fingerprint', 'app_id', 'endpoint', 'record_key', 'run_id'] },
+  { name: 'sync_runs', key: ['id'], serial: 'id', natural: ['run_id', 'app_id', 'region', 'started_at'] },
   { name: 'sync_state', key: ['app_id', 'region'] },
   // Calls whose Get Call is still owed: without them the target would never fetch those details.
   { name: 'detail_retries', key: ['app_id', 'session_id'] },
@@ -105,6 +113,46 @@ async function pageByKey(db: Kysely<Database>, table: string, key: readonly stri
   return (await sql<SourceRow>`select * from ${sql.table(table)} ${where} order by ${cols} limit ${BATCH_ROWS}`.execute(db)).rows;
 }
 
+/** callsync_settings key recording that a target received (or is receiving) a copy of this source. */
+const copyMark = (source: string): string => `copied_from:${source}`;
+
+/** Apps with calls, state or runs in a database. */
+async function appsIn(db: Kysely<Database>): Promise<Set<string>> {
+  const rows = await db.selectFrom('calls').select('app_id').distinct()
+    .union(db.selectFrom('sync_state').select('app_id'))
+    .union(db.selectFrom('sync_runs').select('app_id'))
+    .execute();
+  return new Set(rows.map((r) => r.app_id));
+}
+
+/**
+ * A target that holds data of an app the source also holds is refused, unless it got it from this
+ * very source (a copy that stopped half-way, run again): the two histories of one app would mix, a
+ * call's participant rows from both sides added up (probe round 16 c, F2: a target synced on its
+ * own got 3 participant rows for a call of 2, exit 0). A target holding only other apps is fine.
+ */
+async function assertTargetTakes(from: Kysely<Database>, to: Kysely<Database>, source: string): Promise<void> {
+  const mark = await to.selectFrom('callsync_settings').select('value').where('key', '=', copyMark(source)).executeTakeFirst();
+  if (mark) return;
+  const theirs = await appsIn(to);
+  const shared = [...(await appsIn(from))].filter((a) => theirs.has(a)).sort();
+  if (shared.length) {
+    throw new ConfigError(
+      `copy: the target already holds app ${shared.slice(0, 5).join(', ')}${shared.length > 5 ? ', …' : ''}, synced there or copied from another file, not from ${source}; copying would mix the two histories of the same app. Copy into an empty database (or one holding only other apps)`,
+    );
+  }
+}
+
+/** Rows of a batch the target does not hold yet, by the table's natural key (see COPIED_TABLES). */
+async function notYetCopied(to: Kysely<Database>, table: string, natural: readonly string[], rows: readonly Record<string, unknown>[]): Promise<Record<string, unknown>[]> {
+  const tuple = (r: Record<string, unknown>): string => JSON.stringify(natural.map((c) => (r[c] === null || r[c] === undefined ? null : String(r[c]))));
+  const first = natural[0]!;
+  const held = await sql<Record<string, unknown>>`select ${sql.join(natural.map((c) => sql.ref(c)))} from ${sql.table(table)}
+    where ${sql.ref(first)} in (${sql.join([...new Set(rows.map((r) => r[first]))].map((v) => sql`${v}`))})`.execute(to);
+  const there = new Set(held.rows.map(tuple));
+  return rows.filter((r) => !there.has(tuple(r)));
+}
+
 /**
  * Copies every table of a SQLite database into another database (PostgreSQL), batch by batch in
  * rowid order (key order for WITHOUT ROWID tables), one transaction per batch. Rows are upserted by key, so a copy that stopped half-way
@@ -112,10 +160,13 @@ async function pageByKey(db: Kysely<Database>, table: string, key: readonly stri
  * kept, and the target destination moves its sequences past them (restartSerial); calls.call_id is
  * not (see COPIED_TABLES).
  */
-export async function copyDatabase(from: Kysely<Database>, to: Kysely<Database>, onTable?: (r: CopyResult) => void): Promise<CopyResult[]> {
+export async function copyDatabase(from: Kysely<Database>, to: Kysely<Database>, opts: { source: string; onTable?: (r: CopyResult) => void }): Promise<CopyResult[]> {
   const source = destinationOf(from);
   const target = destinationOf(to);
   if (!source.capabilities.rowid) throw new ConfigError(`copy: the source must be a database whose rows have a rowid (SQLite), not ${source.label}`);
+  await assertTargetTakes(from, to, opts.source);
+  // Marked before the first row: a copy that stops half-way can be run again.
+  await sql`insert into callsync_settings (key, value) values (${copyMark(opts.source)}, ${String(Math.floor(Date.now() / 1000))}) on conflict (key) do nothing`.execute(to);
   const results: CopyResult[] = [];
   for (const t of COPIED_TABLES) {
     const byKey = !(await hasRowid(from, t.name));
@@ -131,8 +182,17 @@ export async function copyDatabase(from: Kysely<Database>, to: Kysely<Database>,
         await to.transaction().execute((trx) => upsertByCallKey(trx, t.name, t.key, batch));
         continue;
       }
-      const rows = batch.map(({ __rowid: _r, ...rest }) => rest);
+      let rows: Record<string, unknown>[] = batch.map(({ __rowid: _r, ...rest }) => rest);
       if (t.omit) for (const r of rows) delete r[t.omit];
+      if (t.natural) {
+        rows = await notYetCopied(to, t.name, t.natural, rows);
+        for (const r of rows) delete r[t.serial ?? 'id'];
+        if (rows.length === 0) continue;
+        const cols = Object.keys(rows[0]!);
+        await sql`insert into ${sql.table(t.name)} (${sql.join(cols.map((c) => sql.ref(c)))})
+          values ${sql.join(rows.map((r) => sql`(${sql.join(cols.map((c) => sql`${r[c]}`))})`))}`.execute(to);
+        continue;
+      }
       const columns = Object.keys(rows[0]!);
       const updates = columns.filter((c) => !t.key.includes(c));
       await to.transaction().execute(async (trx) => {
@@ -144,11 +204,12 @@ export async function copyDatabase(from: Kysely<Database>, to: Kysely<Database>,
         if (t.name === 'calls') await refreshCopiedFigures(trx, rows);
       });
     }
+    // The target numbered the rows itself; a sequence moved past any id it holds costs nothing.
     if (t.serial) await target.restartSerial(to, t.name, t.serial);
     const count = async (db: Kysely<Database>): Promise<number> => Number((await sql<{ n: number }>`select count(*) as n from ${sql.table(t.name)}`.execute(db)).rows[0]?.n ?? 0);
     const r = { table: t.name, source: await count(from), target: await count(to) };
     results.push(r);
-    onTable?.(r);
+    opts.onTable?.(r);
   }
   return results;
 }

@@ -70,3 +70,46 @@ describe.runIf(postgres)('callsync copy moves a SQLite database into PostgreSQL'
     expect(await participants(url)).toEqual(fromSource);
   });
 });
+
+/**
+ * Probe round 16 (c, F2): a target synced on its own took a copy, exit 0, and was damaged: the
+ * source's runs 1–4 replaced the target's runs 1–2 (of another app) by id, and a call held on both
+ * sides got the participant rows of both.
+ */
+describe.runIf(postgres)('callsync copy into a database with a history of its own', () => {
+  test.override({ dialect: 'postgres', simApps: [{ calls: 60 }, { calls: 60 }] });
+
+  const runsOf = async (db: string): Promise<string[]> =>
+    withStore(db, async (s) => (await s.db.selectFrom('sync_runs').select(['app_id', 'run_id', 'status']).execute()).map((r) => `${r.app_id} ${r.run_id} ${r.status}`).sort());
+
+  it('another app synced there: its runs stay, the source runs are added once (also when copied again)', async ({ sim, dir, newDatabase }) => {
+    const file = join(dir, 'source.db');
+    for (let i = 0; i < 2; i++) expect((await syncWith(testSettings(sim, ['app1'], file))).results[0]!.status).toBe('ok');
+    const url = await newDatabase('copy-beside');
+    for (let i = 0; i < 2; i++) expect((await syncWith(testSettings(sim, ['app2'], url))).results[0]!.status).toBe('ok');
+    const own = await runsOf(url);
+    expect(own).toHaveLength(2);
+    const res = await runCli(['copy', '--from', file, '--to', url]);
+    expect(res.code, res.stderr).toBe(0);
+    const expected = [...own, ...(await runsOf(file))].sort();
+    expect(await runsOf(url)).toEqual(expected);
+    expect((await runCli(['copy', '--from', file, '--to', url])).code).toBe(0);
+    expect(await runsOf(url)).toEqual(expected);
+    await withStore(url, async (s) => expect(await diffAgainstTruth(s.db, sim.truth('app1'))).toEqual([]));
+  });
+
+  it('the same app synced there: refused in one line, exit 2, the target unchanged', async ({ sim, dir, newDatabase }) => {
+    const file = join(dir, 'source.db');
+    expect((await syncWith(testSettings(sim, ['app1'], file))).results[0]!.status).toBe('ok');
+    const url = await newDatabase('copy-same-app');
+    expect((await syncWith(testSettings(sim, ['app1'], url))).results[0]!.status).toBe('ok');
+    const before = await runsOf(url);
+    const participants = async (): Promise<number> => withStore(url, async (s) => (await s.db.selectFrom('call_participants').select('uid').execute()).length);
+    const n = await participants();
+    const res = await runCli(['copy', '--from', file, '--to', url]);
+    expect(res.code).toBe(2);
+    expect(res.stderr.trim()).toMatch(/^callsync: copy: the target already holds app app1, synced there or copied from another file, not from .*source\.db; copying would mix the two histories of the same app\. Copy into an empty database \(or one holding only other apps\)$/);
+    expect(await runsOf(url)).toEqual(before);
+    expect(await participants()).toBe(n);
+  });
+});

@@ -1,3 +1,4 @@
+import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { ConfigError } from '../../config/errors.js';
 import { resolveDestination } from '../../store/destinations/index.js';
@@ -8,7 +9,7 @@ import { EXIT } from '../exit-codes.js';
 export function registerCopy(program: Command): void {
   program
     .command('copy')
-    .description('move an existing SQLite database into PostgreSQL (re-runnable: rows are upserted by key)')
+    .description('move an existing SQLite database into PostgreSQL (re-runnable: rows are upserted by key; refused when the target holds the same apps from elsewhere)')
     .requiredOption('--from <sqlite-file>', 'the SQLite database file')
     .requiredOption('--to <postgres-url>', 'postgres://user@host:5432/database (the database must exist)')
     .action(async (flags: { from: string; to: string }) => {
@@ -23,7 +24,7 @@ export function registerCopy(program: Command): void {
         // Both sides on the latest schema, so every table and column exists on each.
         await migrateToLatest(source.db);
         await migrateToLatest(target.db);
-        const results = await copyDatabase(source.db, target.db, (r) => console.log(`${r.table}: ${r.source} rows copied, ${r.target} in the target`));
+        const results = await copyDatabase(source.db, target.db, { source: resolve(flags.from), onTable: (r) => console.log(`${r.table}: ${r.source} rows copied, ${r.target} in the target`) });
         const short = results.filter((r) => r.target < r.source);
         if (short.length) {
           console.error(`callsync: the target has fewer rows than the source in ${short.map((r) => r.table).join(', ')}`);
