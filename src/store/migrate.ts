@@ -19,15 +19,49 @@ export function migrationProvider(db: Kysely<any>): MigrationProvider {
   return { getMigrations: () => Promise.resolve(migrations) };
 }
 
-/** Brings the schema to the latest migration. Throws MigrationError naming the failed migration. */
+/** How long migrateToLatest waits out another process migrating the same SQLite file. */
+const BUSY_WAIT_MS = 15_000;
+
+/**
+ * SQLite refused a write at once because another connection writes (SQLITE_BUSY): the busy timeout
+ * does not cover a read transaction that turns into a write, as the migrator's lock does.
+ */
+function isBusy(err: unknown): boolean {
+  return typeof err === 'object' && err !== null && ((err as { code?: unknown }).code === 'SQLITE_BUSY' || /database is locked/.test(String((err as { message?: unknown }).message)));
+}
+
+/**
+ * Brings the schema to the latest migration. Throws MigrationError naming the failed migration.
+ * Two processes migrating a new SQLite file at once: the one refused waits and tries again (the
+ * migrations are transactional, and then already applied). It failed with "database is locked",
+ * exit 2, before the sync lease could tell it another sync was running (probe round 16 c, F3).
+ */
 export async function migrateToLatest(db: Kysely<Database>): Promise<MigrationResultSet> {
-  const result = await new Migrator({ db, provider: migrationProvider(db) }).migrateToLatest();
+  const deadline = Date.now() + BUSY_WAIT_MS;
+  let result: MigrationResultSet;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      result = await new Migrator({ db, provider: migrationProvider(db) }).migrateToLatest();
+    } catch (err) {
+      if (!isBusy(err) || Date.now() >= deadline) throw err;
+      await pause(attempt);
+      continue;
+    }
+    if (!result.error || !isBusy(result.error) || Date.now() >= deadline) break;
+    await pause(attempt);
+  }
   if (result.error) {
     const failed = result.results?.find((r) => r.status === 'Error');
     const reason = result.error instanceof Error ? result.error.message : String(result.error);
     throw new MigrationError(`migration ${failed?.migrationName ?? '(unknown)'} failed: ${reason}`);
   }
   return result;
+}
+
+/** 50 ms, 100 ms, … up to 800 ms, with jitter so that two waiting processes do not collide again. */
+function pause(attempt: number): Promise<void> {
+  const ms = Math.min(800, 50 * 2 ** (attempt - 1));
+  return new Promise((resolve) => setTimeout(resolve, ms / 2 + Math.random() * (ms / 2)));
 }
 
 /**
