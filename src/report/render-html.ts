@@ -22,7 +22,6 @@ export function renderReportHtml(data: ReportData): string {
 <body>
 <main>
 ${header(data, title)}
-${noticesSection(data)}
 ${billingSection(data)}
 ${dailySection(data)}
 ${reconciliationSection(data)}
@@ -72,6 +71,7 @@ function header(data: ReportData, title: string): SafeHtml {
 <dt>Apps</dt><dd>${apps}</dd>
 <dt>Data from</dt><dd>${data.databasePath}</dd>
 </dl>
+${noticesSection(data)}
 <div class="cards">
 ${card('Calls', formatCount(sum((r) => r.calls)))}
 ${card('User-minutes (billed)', formatMinutes(sum((r) => r.user_minutes)))}
@@ -80,7 +80,7 @@ ${card('Calls to review', formatCount(mismatches))}
 </div>`;
 }
 
-/** Read first: why the figures below may not be the whole story (nothing when they are). */
+/** Read first, before the totals: why the figures may not be the whole story (nothing when they are). */
 function noticesSection(data: ReportData): SafeHtml {
   if (!data.notices.length) return html``;
   return html`<section class="notices" role="alert">
