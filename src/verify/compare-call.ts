@@ -6,6 +6,11 @@ import { groupParticipants, sameGroups, sameMinutes, type ParticipantGroup } fro
 export interface StoredCall {
   session_id: string;
   list_fingerprint: string | null;
+  type: string | null;
+  mode: string | null;
+  receiver_type: string | null;
+  receiver: string | null;
+  initiator: string | null;
   status: string | null;
   initiated_at: number | null;
   started_at: number | null;
@@ -48,6 +53,16 @@ export function carriesRecordings(call: ApiCall, rows: CallRows): boolean {
 export function callDifferences(call: ApiCall, rows: CallRows, stored: StoredCall, children: StoredChildren | undefined): string[] {
   const out: string[] = [];
   const c = rows.call;
+  // What a call is and between whom, too: billing groups by type, so a call turned from audio to
+  // video moved its minutes between rows while verify said OK (probe round 17 b, F3).
+  const parties = [
+    ['type', call.type, c.type ?? null, stored.type],
+    ['mode', call.mode, c.mode ?? null, stored.mode],
+    ['receiver_type', call.receiverType, c.receiver_type ?? null, stored.receiver_type],
+    ['receiver', call.receiver, c.receiver ?? null, stored.receiver],
+    ['initiator', call.initiator, c.initiator ?? null, stored.initiator],
+  ] as const;
+  for (const [name, carried, listed, have] of parties) if (carried !== undefined && listed !== have) out.push(name);
   if (c.status !== stored.status) out.push('status');
   const times = [
     ['initiated_at', call.initiatedAt, c.initiated_at ?? null, stored.initiated_at],

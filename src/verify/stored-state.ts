@@ -38,7 +38,7 @@ export async function loadStoredCalls(db: Kysely<Database>, appId: string, ids: 
     const rows = await db
       .selectFrom('calls')
       .select([
-        'session_id', 'list_fingerprint', 'status', 'initiated_at', 'started_at', 'ended_at', 'total_audio_minutes',
+        'session_id', 'list_fingerprint', 'type', 'mode', 'receiver_type', 'receiver', 'initiator', 'status', 'initiated_at', 'started_at', 'ended_at', 'total_audio_minutes',
         'total_video_minutes', 'total_duration_minutes', 'total_participants', 'has_recording',
       ])
       .where('app_id', '=', appId)
@@ -100,4 +100,40 @@ export async function countStoredInWindow(db: Kysely<Database>, appId: string, w
   const all = db.selectFrom('calls').select((eb) => eb.fn.countAll<number | string>().as('n')).where('app_id', '=', appId);
   const row = await inWindow(all, w).executeTakeFirstOrThrow();
   return Number(row.n);
+}
+
+/**
+ * Stored calls with a time in the window, not marked not found, that a listing read whole did not
+ * show anywhere (`listed`): gone at the service. Paged by call_id, so memory holds one page of them.
+ */
+export async function storedNotListed(db: Kysely<Database>, appId: string, w: VerifyWindow, listed: ReadonlySet<string>): Promise<string[]> {
+  const out: string[] = [];
+  for (let after = 0; ; ) {
+    const page = await inWindow(db.selectFrom('calls').select(['call_id', 'session_id']).where('app_id', '=', appId).where('not_found_at', 'is', null), w)
+      .where('call_id', '>', after)
+      .orderBy('call_id')
+      .limit(10_000)
+      .execute();
+    if (page.length === 0) break;
+    for (const r of page) if (!listed.has(r.session_id)) out.push(r.session_id);
+    after = page[page.length - 1]!.call_id;
+  }
+  return out.sort();
+}
+
+/**
+ * Of the listed `ids`, how many a count of stored calls (those not marked not found) leaves out:
+ * the ones the database lacks (and has not filed in rejected_records) and the ones it holds marked
+ * not found although the service lists them.
+ */
+export async function countListedBeyondStored(db: Kysely<Database>, appId: string, ids: Iterable<string>): Promise<number> {
+  let n = 0;
+  for (const part of chunks([...ids])) {
+    const rows = await db.selectFrom('calls').select(['session_id', 'not_found_at']).where('app_id', '=', appId).where('session_id', 'in', part).execute();
+    const stored = new Set(rows.map((r) => r.session_id));
+    n += rows.filter((r) => r.not_found_at !== null).length;
+    const rest = part.filter((id) => !stored.has(id));
+    if (rest.length) n += rest.length - (await loadRejectedKeys(db, appId, rest)).size;
+  }
+  return n;
 }

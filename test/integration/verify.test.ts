@@ -141,7 +141,7 @@ describe.each(dialects)('callsync verify [%s]', (dialect) => {
       return t !== null && t >= since && t < since + DAY;
     };
     const day = (await verifyInProcess(settings, { since, until: since + DAY })).apps[0]!;
-    expect(day.listingComplete).toBe(true);
+    expect(day.listingComplete, day.problem).toBe(true);
     expect(day.listing?.stoppedEarly).toBe(true);
     expect(day.missing).toEqual(all.missing.filter(inDay));
     expect(day.missing).toContain(lost.sessionId);

@@ -11,8 +11,11 @@ import { startServer, type Reply, type TestServer } from './servers.js';
 export interface FakeOptions {
   calls?: number;
   seed?: number;
-  /** Listing order: by initiatedAt, by sessionId, or a fresh shuffle on every request. */
-  order?: 'newest' | 'oldest' | 'sessionId' | 'random';
+  /**
+   * Listing order: by initiatedAt, by sessionId, or a fresh shuffle on every request; `startedNullsLast`:
+   * newest first by startedAt, calls that never started after all others (`ORDER BY startedAt DESC NULLS LAST`).
+   */
+  order?: 'newest' | 'oldest' | 'sessionId' | 'random' | 'startedNullsLast';
   /** Number of the first page (0: the overview's "current_page defaults to 0"). */
   pageBase?: 0 | 1;
   /** Largest page served, whatever perPage asks for. */
@@ -348,6 +351,7 @@ export class FakeCallsService {
       return list;
     }
     if (order === 'sessionId') return list.sort((a, b) => (a.sessionId < b.sessionId ? -1 : 1));
+    if (order === 'startedNullsLast') return list.sort((a, b) => (b.startedAt ?? -Infinity) - (a.startedAt ?? -Infinity) || (a.sessionId < b.sessionId ? -1 : 1));
     const sign = order === 'oldest' ? 1 : -1;
     const tied = this.opts.tiedBlock;
     const ties = tied && (tied.ties === 'random' ? this.#rand() < 0.5 : this.listRequests % 2 === 0) ? -1 : 1;
