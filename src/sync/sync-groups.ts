@@ -138,12 +138,22 @@ async function listMembers(
   // counting from 1 might say so too, so there it only sends firstPages on to page 1. Said once, it
   // is asked again: a single such answer on the first pages, believed, removed every member of a
   // group that exists, ok (probe round 16 b, F3; later pages are checked against the first, below).
+  // What page 0 said, for the first pages: the group gone, or members shown.
+  let zero: 'gone' | 'members' | undefined;
   const listPage = async (page: number): Promise<MembersPage & { found: true }> => {
-    const res = await chat.listGroupMembers(guid, page, perPage);
+    let res = await chat.listGroupMembers(guid, page, perPage);
+    if (!res.found) res = await chat.listGroupMembers(guid, page, perPage);
+    // Page 0 and page 1 must tell one story: page 0 gone and page 1 an empty group, or page 0
+    // showing members and page 1 gone, removed every member of a group that exists, ok (probe
+    // round 17 a: a server counting from 0 answering not-found twice on page 0; one counting from
+    // 1 twice on page 1). Either is a listing that cannot be believed: the stored members stay.
+    if (page === 0) {
+      zero = !res.found ? 'gone' : res.entries.length > 0 ? 'members' : undefined;
+      return res.found ? res : { found: true, entries: [], pagination: undefined };
+    }
+    if (page === 1 && zero === 'members' && !res.found) throw new ListingError(`List Group Members of ${guid} answered ERR_GUID_NOT_FOUND on page 1 while page 0 shows members`);
+    if (page === 1 && zero === 'gone' && res.found && res.entries.length === 0) throw new ListingError(`List Group Members of ${guid} answered ERR_GUID_NOT_FOUND on page 0 and no members on page 1`);
     if (res.found) return res;
-    const again = await chat.listGroupMembers(guid, page, perPage);
-    if (again.found) return again;
-    if (page === 0) return { found: true, entries: [], pagination: undefined };
     throw new GroupGone();
   };
   // A service capping the page size below the documented maximum may refuse it outright rather than
@@ -288,7 +298,10 @@ async function stableMembers(deps: Parameters<typeof listMembers>[0], chat: Chat
     // member who left unseen is listed by the reading before it left and not by the one after, so
     // the two differ. A count that merely jitters (a cached figure) kept such groups partial on
     // every run, nothing stored (probe round 16 b, F8).
-    if ((!listed.moved && listed.pages <= 1) || (before !== undefined && sameMembers(before, listed))) return listed;
+    // Not when both readings moved the same way: a member who leaves and rejoins in step with the
+    // reads hides the same member from both (probe round 17 a: 1,499 of 1,500 stored, ok).
+    const agree = before !== undefined && sameMembers(before, listed) && !(before.moved !== undefined && before.moved === listed.moved);
+    if ((!listed.moved && listed.pages <= 1) || agree) return listed;
     if (listed.moved) changes.push(`count ${listed.moved}`);
     else if (before) changes.push('other members');
     before = listed;

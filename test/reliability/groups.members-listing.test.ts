@@ -252,4 +252,49 @@ describe('group members: exact, or the group is loud and keeps what was stored',
     expect(result.status, result.error).toBe('ok');
     expect({ missing, extra }).toEqual({ missing: [], extra: [] });
   });
+
+  // Probe round 17 (a).
+  it('pages from 0: page 0 answers ERR_GUID_NOT_FOUND twice, page 1 is empty: not taken as an empty group, members kept, partial', async () => {
+    const service = await FakeCallsService.start({ seed: 83, calls: 150, ongoing: 0, members: { cap: 100, pageBase: 0 } });
+    try {
+      const database = join(tmp.dir, 'members-zero-not-found-twice.db');
+      const settings = settingsAt(service.baseUrls('app1'), database, SETTINGS);
+      const all = [...service.members.values()].reduce((n, u) => n + u.length, 0);
+      expect((await syncWith(settings)).results[0]!.status).toBe('ok');
+      service.membersNotFoundOnPage0 = 1_000;
+      const result = (await syncWith(settings)).results[0]!;
+      expect(result.status).toBe('partial');
+      expect(result.error).toMatch(/answered ERR_GUID_NOT_FOUND on page 0 and no members on page 1/);
+      expect(result.groupsNotFound).toBe(0);
+      expect((await withStore(database, ({ db }) => db.selectFrom('group_members').select('uid').execute())).length).toBe(all);
+    } finally {
+      await service.close();
+    }
+  });
+
+  it('pages from 1: page 0 shows the members, page 1 answers ERR_GUID_NOT_FOUND twice: members kept, partial', async () => {
+    const service = await FakeCallsService.start({ seed: 84, calls: 150, ongoing: 0, members: { cap: 20 } });
+    try {
+      const database = join(tmp.dir, 'members-one-not-found-twice.db');
+      const settings = settingsAt(service.baseUrls('app1'), database, SETTINGS);
+      const all = [...service.members.values()].reduce((n, u) => n + u.length, 0);
+      expect((await syncWith(settings)).results[0]!.status).toBe('ok');
+      service.membersNotFoundOnPage1 = 1_000;
+      const result = (await syncWith(settings)).results[0]!;
+      expect(result.status).toBe('partial');
+      expect(result.error).toMatch(/answered ERR_GUID_NOT_FOUND on page 1 while page 0 shows members/);
+      expect(result.groupsNotFound).toBe(0);
+      expect((await withStore(database, ({ db }) => db.selectFrom('group_members').select('uid').execute())).length).toBe(all);
+    } finally {
+      await service.close();
+    }
+  });
+
+  it('a member leaving and rejoining in step with the reads (the count moves alike each time): partial, not a wrong set', async () => {
+    const { result, missing } = await run(19, { members: { cap: 20, flapBeforePage2: true } });
+    expect(result.status).toBe('partial');
+    expect(result.error).toMatch(/the members changed while the group was listed, 3 readings in a row/);
+    expect(result.membersSynced).toBe(0);
+    expect(missing.length).toBeGreaterThan(0);
+  });
 });

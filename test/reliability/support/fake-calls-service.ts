@@ -98,7 +98,9 @@ export interface FakeOptions {
     maxPerPage?: number;
     /** With `cap`: offsets step by the perPage asked, not the size served (members between pages never served). */
     offsetByRequested?: boolean;
-    /** The total stated on pages after the first is the real count plus 1 or 2 in turn (a cached figure that jitters; the members never change). */
+    /** Before page 2 is served the group's first member leaves, and it is back when page 1 is served again (a member leaving and rejoining in step with the reads). */
+    flapBeforePage2?: boolean;
+    /** The total stated on pages after the first is the real count plus 1, 2, 3, … in turn (a cached figure that drifts; the members never change). */
     jitterTotal?: boolean;
   };
   /** Page 0 (of pages counted from 1) answers no calls, its current_page echoing the request's 0. */
@@ -173,6 +175,10 @@ export class FakeCallsService {
   membersNotFoundLater = 0;
   /** The next this many requests for page 1 of a group's members answer ERR_GUID_NOT_FOUND (the group exists). */
   membersNotFoundOnPage1 = 0;
+  /** The next this many requests for page 0 of a group's members answer ERR_GUID_NOT_FOUND (the group exists). */
+  membersNotFoundOnPage0 = 0;
+  /** Members away for the rest of a reading (members.flapBeforePage2), by guid. */
+  readonly #flapped = new Map<string, string>();
   /** Groups whose members are refused with a 403 ERR_GROUP_NOT_JOINED (the key is fine). */
   readonly membersForbidden = new Set<string>();
   #jitter = 0;
@@ -411,6 +417,10 @@ export class FakeCallsService {
       const size = Math.min(requested, m.cap ?? 1000);
       if (m.bare404) return { status: 404, body: '<html><body><h1>404 Not Found</h1></body></html>' };
       if (this.membersForbidden.has(guid)) return json(403, { error: { code: 'ERR_GROUP_NOT_JOINED', message: 'The user is not a member of the group' } });
+      if (params.get('page') === '0' && this.membersNotFoundOnPage0 > 0) {
+        this.membersNotFoundOnPage0--;
+        return json(404, { error: { code: 'ERR_GUID_NOT_FOUND', message: `The group with GUID ${guid} does not exist.` } });
+      }
       if (params.get('page') === '1' && this.membersNotFoundOnPage1 > 0) {
         this.membersNotFoundOnPage1--;
         return json(404, { error: { code: 'ERR_GUID_NOT_FOUND', message: `The group with GUID ${guid} does not exist.` } });
@@ -427,6 +437,11 @@ export class FakeCallsService {
       const asked = Math.max(base, Number(params.get('page') ?? base));
       // `page` below: the 1-based position of the page served.
       const page = m.ignorePage ? 1 : asked - base + 1;
+      if (m.flapBeforePage2 && page === 1 && this.#flapped.has(guid)) {
+        all.unshift(this.#flapped.get(guid)!);
+        this.#flapped.delete(guid);
+      }
+      if (m.flapBeforePage2 && page === 2 && !this.#flapped.has(guid)) this.#flapped.set(guid, all.shift()!);
       if (page === 2 && (m.leaveBeforePage2 ?? 0) > this.#left) {
         this.#left++;
         all.shift();
@@ -449,7 +464,7 @@ export class FakeCallsService {
         if (m.numericUids) return { uid: Number(uid), name: uid, scope: 'participant', joinedAt: new Date(1700000000 * 1000).toISOString() };
         return { uid, name: uid, scope: 'participant', joinedAt: 1700000000 };
       });
-      const total = (m.total === undefined || m.total === 'real' || m.total === 'omit' ? all.length : m.total) + (m.jitterTotal && page > 1 ? 1 + (this.#jitter++ % 2) : 0);
+      const total = (m.total === undefined || m.total === 'real' || m.total === 'omit' ? all.length : m.total) + (m.jitterTotal && page > 1 ? ++this.#jitter : 0);
       const pagination = { total, count: data.length, per_page: m.perPage === 'requested' ? requested : size, current_page: page + base - 1, total_pages: Math.max(1, Math.ceil(total / step)) };
       if (m.total === 'omit') delete (pagination as Partial<typeof pagination>).total;
       if (m.currentPage === 'omit') delete (pagination as Partial<typeof pagination>).current_page;
