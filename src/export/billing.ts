@@ -333,7 +333,8 @@ export function withUsage(rows: readonly BillingRow[], usage: ReadonlyMap<string
  */
 export function zeroUsageNotes(rows: readonly BillingRow[]): string[] {
   return rows
-    .filter((r) => r.row_kind === 'total' && r.usage_audio_minutes === 0 && r.usage_video_minutes === 0 && r.participant_audio_minutes + r.participant_video_minutes > 0)
+    // One of the two left out (a warning of its own) and the other 0 reads the same way.
+    .filter((r) => r.row_kind === 'total' && (r.usage_audio_minutes ?? 0) === 0 && (r.usage_video_minutes ?? 0) === 0 && (r.usage_audio_minutes !== null || r.usage_video_minutes !== null) && r.participant_audio_minutes + r.participant_video_minutes > 0)
     .map((r) => `app ${r.app_id} (${r.region}): the service reports 0 minutes for ${r.period} while the database holds ${Math.round((r.participant_audio_minutes + r.participant_video_minutes) * 1e4) / 1e4} participant minutes; if the service read the range in another unit, check usageTimestampUnit`);
 }
 

@@ -29,6 +29,8 @@ export interface CollectOptions {
   appIds?: readonly string[];
   /** Shown in the header; not opened here. */
   databasePath: string;
+  /** The configured apps: one never synced is named as stale, not left out. */
+  configuredApps?: readonly { appId: string; region: string }[];
 }
 
 /**
@@ -46,7 +48,7 @@ export async function collectReportData(db: Kysely<Database>, period: Period, op
   const apps = await selectApps(db, appIds);
   // As the billing export judges them: the page is read as complete unless it says otherwise
   // (it said nothing after a failed sync, probe round 16 a, F4).
-  const stale = await staleApps(db, period, appIds ? { appIds } : {});
+  const stale = await staleApps(db, period, { ...(appIds ? { appIds } : {}), ...(opts.configuredApps ? { apps: opts.configuredApps } : {}) });
   const [billing, daily, relations, mismatches, topUsers, topGroups, unplaced] = await Promise.all([
     computeBilling(db, period, { ...(appIds ? { appIds } : {}), stale }),
     selectDailyUsage(db, period, days, appIds),

@@ -144,15 +144,23 @@ export interface AppStatus {
 }
 
 /**
- * The last run of each app and region (the newest by id, backfills aside), as readers should show it (see withLiveness).
+ * The last run of each app and region (the newest by id, backfills aside unless it ran nothing else), as readers should show it (see withLiveness).
  * `nowMs` judges the leases: a use case passes its clock's reading; a reader command may leave the wall clock.
  */
 export async function lastRuns(db: Db, nowMs = Date.now()): Promise<Selectable<SyncRunsTable>[]> {
   // Not backfills: `--since/--until` reads one window, so one that ends ok proves nothing about the
   // rest; taken as the last run, it made status healthy and cleared the export's stale mark after a
   // failed sync (probe round 16 a, F3). `callsync runs` lists them.
-  const newest = db.selectFrom('sync_runs').select((eb) => eb.fn.max('id').as('id')).where('mode', '!=', 'backfill').groupBy(['app_id', 'region']);
-  const rows = await db.selectFrom('sync_runs').selectAll().where('id', 'in', newest).execute();
+  // An app that only ever ran backfills is judged by its last one: with none taken as its last run,
+  // a failed or killed backfill on a new database read as healthy (probe round 17 a, 6).
+  const newest = (backfills: boolean) => {
+    const q = db.selectFrom('sync_runs').select(['app_id', 'region', (eb) => eb.fn.max('id').as('id')]).groupBy(['app_id', 'region']);
+    return backfills ? q : q.where('mode', '!=', 'backfill');
+  };
+  const byApp = new Map<string, number>();
+  for (const r of [...(await newest(true).execute()), ...(await newest(false).execute())]) byApp.set(JSON.stringify([r.app_id, r.region]), Number(r.id));
+  const ids = [...byApp.values()];
+  const rows = ids.length ? await db.selectFrom('sync_runs').selectAll().where('id', 'in', ids).execute() : [];
   return withLiveness(db, rows, nowMs);
 }
 

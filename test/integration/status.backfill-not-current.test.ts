@@ -48,4 +48,15 @@ describe('after a failed sync, a backfill that ends ok leaves the app stale and 
     expect(text).toContain('<h2>Read first</h2>');
     expect(text).toMatch(/<li>app app1 \(us\): its figures may be incomplete, its last sync \(started [^)]+\): failed<\/li>/);
   }, 60_000);
+
+  // Probe round 17 (a, 6): with backfills set aside, an app that ran nothing else had no last run: healthy.
+  it('an app whose only run is a failed backfill: that is its last run, status exit 1', async ({ sim, writeConfig }) => {
+    const env = { [KEY_ENV]: TEST_KEY, CALLSYNC_RETRY_BASE_MS: '5' };
+    const cfg = writeConfig({ maxAttempts: 1 }, 'only-backfill.json');
+    sim.setFaults({ http5xxRate: 1 });
+    expect((await runCli(['sync', '--config', cfg, '--since', '2025-11-01', '--until', '2025-11-02'], env)).code).toBe(1);
+    const status = await runCli(['status', '--config', cfg, '--format', 'json'], env);
+    expect(status.code, status.stdout).toBe(1);
+    expect((JSON.parse(status.stdout) as StatusJson).apps.map((a) => [a.app_id, a.last_run_status])).toEqual([['app1', 'failed']]);
+  }, 60_000);
 });

@@ -60,7 +60,10 @@ export function registerExport(program: Command): void {
         if (flags.detail) {
           text = formatRows(await computeBillingDetail(store.db, period, { appIds }), BILLING_DETAIL_COLUMNS, format);
         } else {
-          const stale = await staleApps(store.db, period, { appIds });
+          // Configured apps too: one never synced had no row at all, and with --with-usage a row of
+          // zeros marked stale=0 beside the service's minutes (probe round 17 a, 5).
+          const apps = resolved.settings?.apps.map((a) => ({ appId: a.appId, region: a.region }));
+          const stale = await staleApps(store.db, period, { appIds, ...(apps ? { apps } : {}) });
           for (const a of stale) console.error(sanitizeForTerminal(`callsync: warning: ${a.app_id} (${a.region}) is stale, its rows are marked stale=1: ${a.reason}`, { singleLine: true }));
           let rows = await computeBilling(store.db, period, { appIds, stale });
           if (withKeys) {

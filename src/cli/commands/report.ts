@@ -51,7 +51,10 @@ export function registerReport(program: Command): void {
         if (empty) console.error(sanitizeForTerminal(empty, { singleLine: true }));
         // The absolute path: the page travels by e-mail, and "calls.db" alone names no file. A URL
         // stays a URL (resolve() would mangle it); collectReportData masks its password.
-        data = await collectReportData(store.db, period, { databasePath: resolveDestination(path).capabilities.localFile ? resolve(path) : path, ...(flags.app ? { appIds: flags.app } : {}) });
+        const configuredApps = resolved.settings?.apps.map((a) => ({ appId: a.appId, region: a.region }));
+        data = await collectReportData(store.db, period, {
+          databasePath: resolveDestination(path).capabilities.localFile ? resolve(path) : path, ...(flags.app ? { appIds: flags.app } : {}), ...(configuredApps ? { configuredApps } : {}),
+        });
       } finally {
         await store.close();
       }
