@@ -113,8 +113,46 @@ async function pageByKey(db: Kysely<Database>, table: string, key: readonly stri
   return (await sql<SourceRow>`select * from ${sql.table(table)} ${where} order by ${cols} limit ${BATCH_ROWS}`.execute(db)).rows;
 }
 
-/** callsync_settings key recording that a target received (or is receiving) a copy of this source. */
-const copyMark = (source: string): string => `copied_from:${source}`;
+/**
+ * callsync_settings key recording that a target received (or is receiving) a copy of a source file;
+ * its value is a CopyMark.
+ */
+const MARK_PREFIX = 'copied_from:';
+
+interface CopyMark {
+  /** `copying` until the copy's last table is done: a sync into a half-copied target is refused. */
+  state: 'copying' | 'done';
+  /**
+   * The source's history: the run_id of its first sync run. Another file put at the same path (a
+   * different history of the same app) is not the source this target got (probe round 17 a, 4).
+   */
+  history: string | null;
+}
+
+function readMark(value: string | undefined): CopyMark | undefined {
+  if (value === undefined) return undefined;
+  try {
+    const m = JSON.parse(value) as Partial<CopyMark>;
+    return (m.state === 'copying' || m.state === 'done') && (typeof m.history === 'string' || m.history === null) ? { state: m.state, history: m.history } : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+async function writeMark(to: Kysely<Database>, source: string, mark: CopyMark): Promise<void> {
+  await sql`insert into callsync_settings (key, value) values (${MARK_PREFIX + source}, ${JSON.stringify(mark)})
+    on conflict (key) do update set value = excluded.value`.execute(to);
+}
+
+/** The source file of a copy into `db` that has not finished (a sync must not build on it), if any. */
+export async function unfinishedCopy(db: Kysely<Database>): Promise<string | undefined> {
+  const rows = await db.selectFrom('callsync_settings').select(['key', 'value']).where('key', 'like', `${MARK_PREFIX}%`).execute();
+  return rows.find((r) => readMark(r.value)?.state === 'copying')?.key.slice(MARK_PREFIX.length);
+}
+
+async function sourceHistory(db: Kysely<Database>): Promise<string | null> {
+  return (await db.selectFrom('sync_runs').select('run_id').orderBy('id').limit(1).executeTakeFirst())?.run_id ?? null;
+}
 
 /** Apps with calls, state or runs in a database. */
 async function appsIn(db: Kysely<Database>): Promise<Set<string>> {
@@ -131,9 +169,9 @@ async function appsIn(db: Kysely<Database>): Promise<Set<string>> {
  * call's participant rows from both sides added up (probe round 16 c, F2: a target synced on its
  * own got 3 participant rows for a call of 2, exit 0). A target holding only other apps is fine.
  */
-async function assertTargetTakes(from: Kysely<Database>, to: Kysely<Database>, source: string): Promise<void> {
-  const mark = await to.selectFrom('callsync_settings').select('value').where('key', '=', copyMark(source)).executeTakeFirst();
-  if (mark) return;
+async function assertTargetTakes(from: Kysely<Database>, to: Kysely<Database>, source: string, history: string | null): Promise<void> {
+  const mark = readMark((await to.selectFrom('callsync_settings').select('value').where('key', '=', MARK_PREFIX + source).executeTakeFirst())?.value);
+  if (mark && mark.history === history) return;
   const theirs = await appsIn(to);
   const shared = [...(await appsIn(from))].filter((a) => theirs.has(a)).sort();
   if (shared.length) {
@@ -164,52 +202,64 @@ export async function copyDatabase(from: Kysely<Database>, to: Kysely<Database>,
   const source = destinationOf(from);
   const target = destinationOf(to);
   if (!source.capabilities.rowid) throw new ConfigError(`copy: the source must be a database whose rows have a rowid (SQLite), not ${source.label}`);
-  await assertTargetTakes(from, to, opts.source);
-  // Marked before the first row: a copy that stops half-way can be run again.
-  await sql`insert into callsync_settings (key, value) values (${copyMark(opts.source)}, ${String(Math.floor(Date.now() / 1000))}) on conflict (key) do nothing`.execute(to);
-  const results: CopyResult[] = [];
-  for (const t of COPIED_TABLES) {
-    const byKey = !(await hasRowid(from, t.name));
-    let last: unknown[] | undefined;
-    for (;;) {
-      // Keyset paging, by rowid (or, for a WITHOUT ROWID table, by its primary key, the order it is
-      // stored in): constant cost per batch, whatever the table size.
-      const batch = t.byCallKey ? await pageByCallKey(from, t.name, t.key, last) : byKey ? await pageByKey(from, t.name, t.key, last) : await pageByRowid(from, t.name, last);
-      if (batch.length === 0) break;
-      const lastRow = batch[batch.length - 1]!;
-      last = byKey || t.byCallKey ? t.key.map((k) => lastRow[k]) : [lastRow.__rowid];
-      if (t.byCallKey) {
-        await to.transaction().execute((trx) => upsertByCallKey(trx, t.name, t.key, batch));
-        continue;
-      }
-      let rows: Record<string, unknown>[] = batch.map(({ __rowid: _r, ...rest }) => rest);
-      if (t.omit) for (const r of rows) delete r[t.omit];
-      if (t.natural) {
-        rows = await notYetCopied(to, t.name, t.natural, rows);
-        for (const r of rows) delete r[t.serial ?? 'id'];
-        if (rows.length === 0) continue;
-        const cols = Object.keys(rows[0]!);
-        await sql`insert into ${sql.table(t.name)} (${sql.join(cols.map((c) => sql.ref(c)))})
-          values ${sql.join(rows.map((r) => sql`(${sql.join(cols.map((c) => sql`${r[c]}`))})`))}`.execute(to);
-        continue;
-      }
-      const columns = Object.keys(rows[0]!);
-      const updates = columns.filter((c) => !t.key.includes(c));
-      await to.transaction().execute(async (trx) => {
-        await sql`insert into ${sql.table(t.name)} (${sql.join(columns.map((c) => sql.ref(c)))})
-          values ${sql.join(rows.map((r) => sql`(${sql.join(columns.map((c) => sql`${r[c]}`))})`))}
-          on conflict (${sql.join(t.key.map((k) => sql.ref(k)))}) ${
-            updates.length ? sql`do update set ${sql.join(updates.map((c) => sql`${sql.ref(c)} = excluded.${sql.ref(c)}`))}` : sql`do nothing`
-          }`.execute(trx);
-        if (t.name === 'calls') await refreshCopiedFigures(trx, rows);
-      });
+  // One read transaction over the source: a snapshot. A sync writing the file meanwhile added calls
+  // after their table was copied and participants of them before theirs was: the copy stopped with a
+  // stack trace, rows half-written (probe round 17 a, 7).
+  return from.transaction().execute(async (src) => {
+    const history = await sourceHistory(src);
+    await assertTargetTakes(src, to, opts.source, history);
+    // Marked before the first row: a copy that stops half-way can be run again, and no sync builds on it meanwhile.
+    await writeMark(to, opts.source, { state: 'copying', history });
+    const results: CopyResult[] = [];
+    for (const t of COPIED_TABLES) {
+      await copyTable(src, to, t);
+      // The target numbered the rows itself; a sequence moved past any id it holds costs nothing.
+      if (t.serial) await target.restartSerial(to, t.name, t.serial);
+      const count = async (db: Kysely<Database>): Promise<number> => Number((await sql<{ n: number }>`select count(*) as n from ${sql.table(t.name)}`.execute(db)).rows[0]?.n ?? 0);
+      const r = { table: t.name, source: await count(src), target: await count(to) };
+      results.push(r);
+      opts.onTable?.(r);
     }
-    // The target numbered the rows itself; a sequence moved past any id it holds costs nothing.
-    if (t.serial) await target.restartSerial(to, t.name, t.serial);
-    const count = async (db: Kysely<Database>): Promise<number> => Number((await sql<{ n: number }>`select count(*) as n from ${sql.table(t.name)}`.execute(db)).rows[0]?.n ?? 0);
-    const r = { table: t.name, source: await count(from), target: await count(to) };
-    results.push(r);
-    opts.onTable?.(r);
+    await writeMark(to, opts.source, { state: 'done', history });
+    return results;
+  });
+}
+
+/** One table of COPIED_TABLES, batch by batch, one target transaction per batch. */
+async function copyTable(from: Kysely<Database>, to: Kysely<Database>, t: (typeof COPIED_TABLES)[number]): Promise<void> {
+  const byKey = !(await hasRowid(from, t.name));
+  let last: unknown[] | undefined;
+  for (;;) {
+    // Keyset paging, by rowid (or, for a WITHOUT ROWID table, by its primary key, the order it is
+    // stored in): constant cost per batch, whatever the table size.
+    const batch = t.byCallKey ? await pageByCallKey(from, t.name, t.key, last) : byKey ? await pageByKey(from, t.name, t.key, last) : await pageByRowid(from, t.name, last);
+    if (batch.length === 0) return;
+    const lastRow = batch[batch.length - 1]!;
+    last = byKey || t.byCallKey ? t.key.map((k) => lastRow[k]) : [lastRow.__rowid];
+    if (t.byCallKey) {
+      await to.transaction().execute((trx) => upsertByCallKey(trx, t.name, t.key, batch));
+      continue;
+    }
+    let rows: Record<string, unknown>[] = batch.map(({ __rowid: _r, ...rest }) => rest);
+    if (t.omit) for (const r of rows) delete r[t.omit];
+    if (t.natural) {
+      rows = await notYetCopied(to, t.name, t.natural, rows);
+      for (const r of rows) delete r[t.serial ?? 'id'];
+      if (rows.length === 0) continue;
+      const cols = Object.keys(rows[0]!);
+      await sql`insert into ${sql.table(t.name)} (${sql.join(cols.map((c) => sql.ref(c)))})
+        values ${sql.join(rows.map((r) => sql`(${sql.join(cols.map((c) => sql`${r[c]}`))})`))}`.execute(to);
+      continue;
+    }
+    const columns = Object.keys(rows[0]!);
+    const updates = columns.filter((c) => !t.key.includes(c));
+    await to.transaction().execute(async (trx) => {
+      await sql`insert into ${sql.table(t.name)} (${sql.join(columns.map((c) => sql.ref(c)))})
+        values ${sql.join(rows.map((r) => sql`(${sql.join(columns.map((c) => sql`${r[c]}`))})`))}
+        on conflict (${sql.join(t.key.map((k) => sql.ref(k)))}) ${
+          updates.length ? sql`do update set ${sql.join(updates.map((c) => sql`${sql.ref(c)} = excluded.${sql.ref(c)}`))}` : sql`do nothing`
+        }`.execute(trx);
+      if (t.name === 'calls') await refreshCopiedFigures(trx, rows);
+    });
   }
-  return results;
 }

@@ -1,11 +1,12 @@
+import { renameSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { sql } from 'kysely';
 import { describe, expect } from 'vitest';
 import { migrateToLatest } from '../../src/store/migrate.js';
-import { runCli } from '../helpers/cli.js';
+import { collect, runCli, spawnCli } from '../helpers/cli.js';
 import { testDialects } from '../helpers/databases.js';
 import { it, test } from '../helpers/fixture.js';
-import { syncWith, testSettings, withStore } from '../helpers/harness.js';
+import { KEY_ENV, syncWith, TEST_KEY, testSettings, withStore } from '../helpers/harness.js';
 import { expectOnlyUnreadCalls } from '../helpers/unread.js';
 import { diffAgainstTruth } from '../helpers/truth-diff.js';
 
@@ -112,4 +113,49 @@ describe.runIf(postgres)('callsync copy into a database with a history of its ow
     expect(await runsOf(url)).toEqual(before);
     expect(await participants()).toBe(n);
   });
+});
+
+/** Probe round 17 (a, 3 and 4): a copy killed half-way, and another file put where the source was. */
+describe.runIf(postgres)('callsync copy: an unfinished copy, and another history at the same path', () => {
+  test.override({ dialect: 'postgres', simApps: [{ calls: 3000 }] });
+
+  it('a sync into a copy killed half-way is refused until the copy is run again; then both end ok and exact', async ({ sim, dir, newDatabase, writeConfig }) => {
+    const file = join(dir, 'source.db');
+    expect((await syncWith(testSettings(sim, ['app1'], file))).results[0]!.status).not.toBe('failed');
+    const url = await newDatabase('copy-killed');
+    const child = spawnCli(['copy', '--from', file, '--to', url]);
+    const done = collect(child);
+    // Killed once the calls are in and before the last table: the participants are what a sync would not notice.
+    for (let i = 0; i < 2000 && child.exitCode === null; i++) {
+      const n = await withStore(url, async (s) => {
+        const has = (await sql<{ n: number }>`select count(*) as n from information_schema.tables where table_name = 'call_participant_rows'`.execute(s.db)).rows[0]!.n;
+        return Number(has) ? Number((await sql<{ n: number }>`select count(*) as n from call_participant_rows`.execute(s.db)).rows[0]!.n) : 0;
+      });
+      if (n > 0) break;
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    expect(child.exitCode, 'the copy ended before it could be killed').toBeNull();
+    child.kill('SIGKILL');
+    await done;
+    const refused = await runCli(['sync', '--config', writeConfig({ database: url }, 'target.json')], { [KEY_ENV]: TEST_KEY });
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toMatch(/the database holds an unfinished copy of .*source\.db \(callsync copy stopped before its end\): run the same callsync copy again before syncing into it/);
+    expect((await runCli(['copy', '--from', file, '--to', url])).code).toBe(0);
+    await withStore(url, async (s) => expect(await diffAgainstTruth(s.db, sim.truth('app1'))).toEqual([]));
+    expect((await syncWith(testSettings(sim, ['app1'], url))).results[0]!.status).not.toBe('failed');
+  }, 120_000);
+
+  it('another file put at the source path (another history of the same app): refused, exit 2', async ({ sim, dir, newDatabase }) => {
+    const file = join(dir, 'source.db');
+    expect((await syncWith(testSettings(sim, ['app1'], file))).results[0]!.status).not.toBe('failed');
+    const url = await newDatabase('copy-other-history');
+    expect((await runCli(['copy', '--from', file, '--to', url])).code).toBe(0);
+    const other = join(dir, 'other.db');
+    expect((await syncWith(testSettings(sim, ['app1'], other))).results[0]!.status).not.toBe('failed');
+    for (const x of ['', '-wal', '-shm']) rmSync(file + x, { force: true });
+    renameSync(other, file);
+    const res = await runCli(['copy', '--from', file, '--to', url]);
+    expect(res.code).toBe(2);
+    expect(res.stderr).toMatch(/copy: the target already holds app app1, synced there or copied from another file/);
+  }, 120_000);
 });
