@@ -231,7 +231,8 @@ export class AppHttpClient {
       }
     }
     const f = last ?? { kind: 'transient' as const, detail: 'no attempt made' };
-    const advice = f.advice ?? ADVICE[f.kind];
+    // A 403 with a code of its own refuses this request's subject, not the key: no key advice.
+    const advice = f.advice ?? (f.kind === 'auth' && !refusesKey(f.kind, f.status, f.code) ? 'the service refused this one request; the key itself was not refused' : ADVICE[f.kind]);
     const err = new ApiError(
       redact(`${this.label}: ${what} failed: ${f.detail}${isRetryable(f.kind) ? ` (gave up after ${attempts} attempts)` : ''}${advice ? `; ${advice}` : ''}`, [this.opts.apiKey]),
       f.kind,

@@ -1,6 +1,6 @@
 import type pLimit from 'p-limit';
 import type { CallsApi, GetListedCallResult } from '../source/calls-api.js';
-import { ApiError } from '../source/errors.js';
+import { ApiError, refusesKey } from '../source/errors.js';
 import type { ApiCall } from '../source/schemas.js';
 import type { CallRows, NewRejectedRow } from '../store/schema.js';
 import { apiCallToRows, fingerprint, parseCall } from '../transform/call-rows.js';
@@ -134,7 +134,10 @@ export class DetailFetcher {
     try {
       got = await d.api.getCall(id, p.json);
     } catch (err) {
-      if (err instanceof ApiError && (err.kind === 'auth' || err.kind === 'account')) {
+      // A 403 with a code of its own (ERR_CALL_ACCESS_RESTRICTED, say) refuses this call, not the key:
+      // it failed the whole app, the line blaming the key (probe round 17 a). It is a call without
+      // details, asked again on later runs; what refuses the key still stops the app.
+      if (err instanceof ApiError && (err.kind === 'account' || (err.kind === 'auth' && refusesKey(err.kind, err.status, err.serviceCode)))) {
         this.#fatal ??= err;
         return;
       }

@@ -104,6 +104,32 @@ describe('Get Call answers are checked before they are believed', () => {
   });
 });
 
+// Probe round 17 (a): a 403 with a code of its own for one call failed the whole app, blaming the key.
+describe('Get Call refusing one call (403 with a code of its own), not the key', () => {
+  it('the other calls stored; partial naming that call without key advice; the call stored once the service answers', async () => {
+    const service = await start({ seed: 57 });
+    try {
+      const refused = service.calls.find((c) => c.status === 'ended')!.sessionId;
+      service.getForbidden.add(refused);
+      const database = join(tmp.dir, 'get-403-one-call.db');
+      const settings = settingsAt(service.baseUrls('app1'), database, SETTINGS);
+      const first = (await syncWith(settings)).results[0]!;
+      expect(first.status).toBe('partial');
+      expect(first.error).toMatch(/1 call\(s\)/);
+      const rows = await stored(database);
+      expect(rows.calls).toHaveLength(service.calls.length);
+      const kept = rows.calls.find((c) => c.session_id === refused)!;
+      expect(kept.detail_error).toMatch(/HTTP 403 ERR_CALL_ACCESS_RESTRICTED/);
+      expect(kept.detail_error).not.toMatch(/apiKeyEnv|REST API key/);
+      service.getForbidden.clear();
+      expect((await syncWith(settings)).results[0]!.status).toBe('ok');
+      expect((await stored(database)).calls.find((c) => c.session_id === refused)!.detail_error).toBeNull();
+    } finally {
+      await service.close();
+    }
+  });
+});
+
 describe('Get Call answers that leave out what the list entry showed', () => {
   it('a detail view without startedAt and the call-level minutes: the list entry fills them, so billing sees every call, ok', async () => {
     const omitted = ['startedAt', 'totalAudioMinutes', 'totalVideoMinutes', 'totalDurationInMinutes'];

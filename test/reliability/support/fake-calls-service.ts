@@ -179,6 +179,8 @@ export class FakeCallsService {
   membersNotFoundOnPage0 = 0;
   /** Members away for the rest of a reading (members.flapBeforePage2), by guid. */
   readonly #flapped = new Map<string, string>();
+  /** Calls whose Get Call is refused with a 403 ERR_CALL_ACCESS_RESTRICTED (the key is fine). */
+  readonly getForbidden = new Set<string>();
   /** Groups whose members are refused with a 403 ERR_GROUP_NOT_JOINED (the key is fine). */
   readonly membersForbidden = new Set<string>();
   #jitter = 0;
@@ -378,6 +380,7 @@ export class FakeCallsService {
     if (get) {
       const id = decodeURIComponent(get[1]!);
       this.getIds.push(id);
+      if (this.getForbidden.has(id)) return json(403, { error: { code: 'ERR_CALL_ACCESS_RESTRICTED', message: 'This call cannot be read with this key' } });
       const c = this.calls.find((x) => x.sessionId === id);
       if (!c) return json(404, { error: { code: 'ERR_CALL_SESSION_NOT_FOUND', message: `The call session ${id} does not exist.` } });
       const newest = this.opts.notFoundFirst;
