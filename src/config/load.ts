@@ -179,7 +179,8 @@ export function resolveConfig(input: unknown, env: Env, source = 'config', flags
     if (!raw) continue;
     // A number that does not parse is passed on as text: the schema then names the variable and
     // what it takes, with the other problems, instead of stopping at this one.
-    const value = o.kind === 'number' && Number.isFinite(Number(raw)) ? Number(raw) : raw;
+    // Decimal only: Number() also reads 0x10 and 0b11, which nobody means for an hour count.
+    const value = o.kind === 'number' && /^[+-]?(\d+\.?\d*|\.\d+)(e[+-]?\d+)?$/i.test(raw) ? Number(raw) : raw;
     setPath(merged, o.path, value);
     origins.set(o.path.join('.'), o.env);
   }
@@ -241,7 +242,9 @@ export function configPath(flag: string | undefined, env: Env): string {
 export function loadConfigFile(path: string, env: Env, flags: ConfigFlags = {}): Settings {
   let text: string;
   try {
-    text = readFileSync(path, 'utf8');
+    // A byte order mark (Windows Notepad saves one) is not part of the JSON: refused, the file was
+    // called invalid JSON at line 1 column 1 (probe round 17 b).
+    text = readFileSync(path, 'utf8').replace(/^\uFEFF/, '');
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (code === 'ENOENT') {

@@ -76,11 +76,17 @@ export function calendarDateProblem(ymd: string): string | undefined {
   return undefined;
 }
 
+/** Call logs hold unix times: a period before 1970 is a typo (`--month 0000-01` was taken, exit 0). */
+function assertUnixYear(flag: string, value: string, y: number): void {
+  if (y < 1970) throw new ConfigError(`${flag} ${JSON.stringify(value)}: no call is older than 1970 (unix time); check the year`);
+}
+
 function parseDate(flag: string, value: string): [number, number, number] {
   const v = value.trim();
   const problem = calendarDateProblem(v);
   if (problem) throw new ConfigError(`${flag} ${JSON.stringify(value)}: ${problem}`);
   const [y, m, d] = v.split('-').map(Number) as [number, number, number];
+  assertUnixYear(flag, value, y);
   return [y, m, d];
 }
 
@@ -95,6 +101,7 @@ export function resolvePeriod(opts: { month?: string; from?: string; to?: string
     if (Number(m[2]) < 1 || Number(m[2]) > 12) throw new ConfigError(`--month ${JSON.stringify(opts.month)}: there is no month ${m[2]}; use YYYY-MM with a month 01–12`);
     const y = Number(m[1]);
     const mo = Number(m[2]);
+    assertUnixYear('--month', opts.month, y);
     return { label: opts.month.trim(), timezone: tz, start: localMidnight(y, mo, 1, tz), end: mo === 12 ? localMidnight(y + 1, 1, 1, tz) : localMidnight(y, mo + 1, 1, tz) };
   }
   if (opts.from === undefined || opts.to === undefined) throw new ConfigError('give --month YYYY-MM, or both --from and --to (YYYY-MM-DD, --to exclusive)');

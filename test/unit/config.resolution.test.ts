@@ -44,6 +44,13 @@ describe('config resolution: flags over environment over file over defaults', ()
     for (const m of [err(() => resolveConfig({ ...base, concurrency: 0 }, {}))]) expect(m.split('\n')).toHaveLength(1);
   });
 
+  // Probe round 17 (b): 0x10 was read as 16 hours, 0b11 as 3.
+  it('reads numbers from the environment in decimal only', () => {
+    expect(err(() => resolveConfig(base, { CALLSYNC_LOOKBACK_HOURS: '0x10' }))).toBe('CALLSYNC_LOOKBACK_HOURS: lookbackHours: expected a number from 0 to 8760 (got "0x10")');
+    expect(err(() => resolveConfig(base, { CALLSYNC_CONCURRENCY: '0b11' }))).toMatch(/^CALLSYNC_CONCURRENCY: concurrency: /);
+    expect(resolveConfig(base, { CALLSYNC_LOOKBACK_HOURS: '1.5e1' }).lookbackHours).toBe(15);
+  });
+
   it('rejects unknown fields with a did-you-mean', () => {
     expect(err(() => resolveConfig({ ...base, concurency: 4 }, {}, 'c.json'))).toBe('c.json: (top level): unknown field "concurency" (did you mean "concurrency"?); remove it or fix its name (the fields are in the README)');
     expect(err(() => resolveConfig({ ...base, apps: [{ ...base.apps[0], apiKey: 'secret-in-file' }] }, {}))).toMatch(/apps\[0\]: unknown field "apiKey" \(did you mean "apiKeyEnv"\?\)/);

@@ -87,6 +87,8 @@ export function registerReconcile(program: Command): void {
         ...(flags.from ? { from: parseTimeArg('--from', flags.from) } : {}),
         ...(flags.to ? { to: parseTimeArg('--to', flags.to) } : {}),
       };
+      // As export, report and verify refuse it: an empty range passed --fail-on-mismatch (probe round 17 b).
+      if (filter.from !== undefined && filter.to !== undefined && filter.to <= filter.from) throw new ConfigError('--to must be after --from (--to is exclusive)');
       // The config is read once: for the database and for the tolerance.
       const resolved = commandSettings(flags);
       // The tolerance is the flag's, else the config's (when there is one), not whatever the last

@@ -1,0 +1,30 @@
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { runCli } from '../helpers/cli.js';
+import { tempDir } from '../helpers/harness.js';
+
+/** Arguments and files a user gets slightly wrong, or right in an unusual way (probe round 17 b). */
+const tmp = tempDir('callsync-arg-edges-');
+afterAll(() => tmp.cleanup());
+
+describe('argument and file edges', () => {
+  it('a config file saved with a byte order mark (Windows Notepad) loads', async () => {
+    const file = join(tmp.dir, 'bom.json');
+    writeFileSync(file, `\uFEFF${JSON.stringify({ database: join(tmp.dir, 'x.db'), apps: [{ appId: 'app1', region: 'us', apiKeyEnv: 'K1' }] })}`);
+    const res = await runCli(['config', 'check', '--config', file], { K1: 'a-key' });
+    expect(res.code, res.stderr).toBe(0);
+  });
+
+  it('reconcile --to before --from: one line, exit 2 (it passed --fail-on-mismatch on an empty range)', async () => {
+    const res = await runCli(['reconcile', '--database', join(tmp.dir, 'none.db'), '--from', '2025-11-27', '--to', '2025-11-26', '--fail-on-mismatch']);
+    expect(res.code).toBe(2);
+    expect(res.stderr.trim()).toBe('callsync: --to must be after --from (--to is exclusive)');
+  });
+
+  it('a period before 1970: one line, exit 2', async () => {
+    const res = await runCli(['export', 'billing', '--database', join(tmp.dir, 'none.db'), '--month', '0000-01']);
+    expect(res.code).toBe(2);
+    expect(res.stderr.trim()).toBe('callsync: --month "0000-01": no call is older than 1970 (unix time); check the year');
+  });
+});
