@@ -134,11 +134,11 @@ async function listMembers(
   let sizeChecked = false;
   /** Entries on the pages read (a page repeating the one before it aside): more than `seen` means a member listed twice. */
   let entriesListed = 0;
-  // Only the service's own code says the group is gone (GroupGone); asked for page 0, a server
-  // counting from 1 might say so too, so there it only sends firstPages on to page 1. Said once, it
-  // is asked again: a single such answer on the first pages, believed, removed every member of a
-  // group that exists, ok (probe round 16 b, F3; later pages are checked against the first, below).
-  // What page 0 said, for the first pages: the group gone, or members shown.
+  // Only the service's own code says the group is gone (GroupGone), and only said twice in a row: a
+  // single such answer, believed, removed every member of a group that exists, ok (probe round 16 b,
+  // F3). Asked for page 0, a server counting from 1 might say so too, so there it only sends
+  // firstPages on to page 1. Later pages are checked against the first (laterPage, below).
+  /** What page 0 said: the group gone, or members shown. */
   let zero: 'gone' | 'members' | undefined;
   const listPage = async (page: number): Promise<MembersPage & { found: true }> => {
     let res = await chat.listGroupMembers(guid, page, perPage);
@@ -296,10 +296,10 @@ async function stableMembers(deps: Parameters<typeof listMembers>[0], chat: Chat
     }
     // Two readings in a row with the same members are believed even if the count moved in them: a
     // member who left unseen is listed by the reading before it left and not by the one after, so
-    // the two differ. A count that merely jitters (a cached figure) kept such groups partial on
-    // every run, nothing stored (probe round 16 b, F8).
-    // Not when both readings moved the same way: a member who leaves and rejoins in step with the
-    // reads hides the same member from both (probe round 17 a: 1,499 of 1,500 stored, ok).
+    // the two differ. A count that merely drifts (a cached figure) kept such groups partial on every
+    // run, nothing stored (probe round 16 b, F8). Not when both moved the same way, though: a member
+    // who leaves and rejoins in step with the reads hides the same member from both (probe round
+    // 17 a: 1,499 of 1,500 stored, ok).
     const agree = before !== undefined && sameMembers(before, listed) && !(before.moved !== undefined && before.moved === listed.moved);
     if ((!listed.moved && listed.pages <= 1) || agree) return listed;
     if (listed.moved) changes.push(`count ${listed.moved}`);
