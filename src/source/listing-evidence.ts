@@ -193,10 +193,15 @@ export function servedSizeToCheck(first: { count: number; total: number | undefi
 export function pageMeta(p: Pagination | undefined, served: number): PageMeta {
   const ok = (n: number | undefined): number | undefined => (n !== undefined && Number.isFinite(n) && n >= 0 ? Math.floor(n) : undefined);
   // A zero beside entries is no count (the published members example says `total: 0` with five
-  // rows), and a page count beside it was worked out from it: taken as figures, a server that
-  // ignores `page` looked "past its end" on page 2 and lost every member after page 1.
-  if (served > 0 && (ok(p?.total) === 0 || ok(p?.total_pages) === 0)) return {};
-  return { total: ok(p?.total), totalPages: ok(p?.total_pages) };
+  // rows): taken as one, a server that ignores `page` looked "past its end" on page 2 and lost every
+  // member after page 1. A page count of its own beside it still counts: dropped too, a server
+  // hiding rows after paging them with `total: 0` and honest `total_pages: 5` ended ok with 45 of
+  // 101 calls (probe round 17 c), where without the zero the page count showed the loss.
+  const total = ok(p?.total);
+  const totalPages = ok(p?.total_pages);
+  // One page beside a zero total was worked out from it, and is no figure either.
+  if (served > 0 && (total === 0 || totalPages === 0)) return totalPages !== undefined && totalPages > 1 ? { totalPages } : {};
+  return { total, totalPages };
 }
 
 /**
@@ -257,6 +262,8 @@ export class ListingEnd {
   #largest = 0;
   #previousShort = false;
   #minTotal: number | undefined;
+  /** The largest `total` reported: a listing that showed more distinct entries than even that was given a total too low to prove anything. */
+  #maxTotal: number | undefined;
   #lastTotalPages: number | undefined;
   /** Pages with entries read up to (0-based index + 1 of the furthest). */
   #pagesReached = 0;
@@ -283,7 +290,10 @@ export class ListingEnd {
   }
 
   #note(meta: PageMeta): void {
-    if (meta.total !== undefined) this.#minTotal = this.#minTotal === undefined ? meta.total : Math.min(this.#minTotal, meta.total);
+    if (meta.total !== undefined) {
+      this.#minTotal = this.#minTotal === undefined ? meta.total : Math.min(this.#minTotal, meta.total);
+      this.#maxTotal = this.#maxTotal === undefined ? meta.total : Math.max(this.#maxTotal, meta.total);
+    }
     if (meta.totalPages !== undefined) this.#lastTotalPages = meta.totalPages;
   }
 
@@ -297,9 +307,18 @@ export class ListingEnd {
     return true;
   }
 
+  /**
+   * Whether more distinct entries were listed than any total the service reported: a total that low
+   * proves nothing (a server ignoring `page` with `total: 49` beside 50 listed, or overlapping pages
+   * with `total: 10`, ended ok with calls missing: probe round 17 c).
+   */
+  #understated(distinct: number): boolean {
+    return this.#maxTotal !== undefined && distinct > this.#maxTotal;
+  }
+
   /** Whether the pages read are already past the reported end. */
   #pastReportedEnd(pagesRead: number, distinct: number): boolean {
-    const total = this.#minTotal;
+    const total = this.#understated(distinct) ? undefined : this.#minTotal;
     const pages = this.#lastTotalPages;
     return (pages !== undefined && pagesRead > pages) || (total !== undefined && distinct >= total && pagesRead > 1);
   }
@@ -352,18 +371,20 @@ export class ListingEnd {
    * compute it from the requested page size, not the served one). Says why, for a listing read to
    * its end, when it proves nothing.
    */
-  unproved(): string | undefined {
-    if (this.#minTotal !== undefined) return undefined;
+  unproved(distinct: number): string | undefined {
+    // A total below the distinct count listed is no total (#understated): the same checks apply.
+    if (this.#minTotal !== undefined && !this.#understated(distinct)) return undefined;
+    const noTotal = this.#maxTotal === undefined ? 'no total' : `a total (${this.#maxTotal}) below the ${distinct} ${this.noun} it listed`;
     // A page shorter than others that more pages followed: a server that hides rows after paging
     // them (offsets still step by perPage) serves exactly that, and nothing else can show it
     // without a total (69 of 500 lost while ok, found by a hostile fake).
-    if (this.#smallestFollowed < this.#largest) return `${this.what} served a page of ${this.#smallestFollowed} ${this.noun} before pages of ${this.#largest} and reports no total (rows hidden after paging cannot be ruled out)`;
+    if (this.#smallestFollowed < this.#largest) return `${this.what} served a page of ${this.#smallestFollowed} ${this.noun} before pages of ${this.#largest} and reports ${noTotal} (rows hidden after paging cannot be ruled out)`;
     // Offsets one short repeat the last entry of a page at the start of the next and never show
     // the one that belongs there, the same on every read (a hostile fake: 119 of 120 calls, ok).
-    if (this.#overlapAt !== undefined) return `${this.what} page ${this.#overlapAt} began with the entry the page before it ended with and reports no total (pages that overlap skip an entry)`;
+    if (this.#overlapAt !== undefined) return `${this.what} page ${this.#overlapAt} began with the entry the page before it ended with and reports ${noTotal} (pages that overlap skip an entry)`;
     const reported = this.#lastTotalPages;
     if (reported === undefined || this.#pagesReached >= reported) return undefined;
-    return `${this.what} reported ${reported} pages and no total, but its pages ended after ${this.#pagesReached}`;
+    return `${this.what} reported ${reported} pages and ${noTotal}, but its pages ended after ${this.#pagesReached}`;
   }
 
   /**

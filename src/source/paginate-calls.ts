@@ -77,7 +77,7 @@ export class CallListing {
     let unstable: number | undefined;
     let moved = 0;
     const relist = !pass.stoppedEarly && this.opts.relistOnShortfall !== false;
-    if (relist && ((pass.shortfall ?? 0) > 0 || pass.end.unproved() !== undefined)) {
+    if (relist && ((pass.shortfall ?? 0) > 0 || pass.end.unproved(this.#distinct.count) !== undefined)) {
       relisted = true;
       pass = yield* this.#resizedPass();
       // An ordered listing's second pass must show no call moved up either (see #movedUp).
@@ -103,7 +103,7 @@ export class CallListing {
     }
     const shortfall = pass.stoppedEarly ? undefined : pass.end.shortfall(this.#distinct.count);
     const sorted = this.#order.sortedBy;
-    const unprovedWhy = pass.stoppedEarly ? undefined : pass.end.unproved();
+    const unprovedWhy = pass.stoppedEarly ? undefined : pass.end.unproved(this.#distinct.count);
     const problem = listingProblem({ shortfall, minTotal: pass.end.minTotal, distinct: this.#distinct.count, relisted, unprovedWhy, moved, unstable, tied: sorted !== undefined, window: pass.stoppedEarly });
     this.#outcome = {
       complete: !pass.stoppedEarly && !problem,
@@ -265,7 +265,13 @@ export class CallListing {
       if (index === 0 && jumpedTo === undefined) this.#firstIds = ids;
       yield { page: requested, entries: res.entries, pagination: res.pagination };
 
-      if (decision.kind === 'end') {
+      // `total` fell: calls were removed above the cursor, and later ones moved up onto pages
+      // already read (handled below). Also on the last page: ended there, one removal before it lost
+      // the call it moved up while the removed one, counted, made the distinct count the new total,
+      // ok (probe round 17 c).
+      const total = meta.total;
+      const drop = previousTotal !== undefined && total !== undefined && index > 0 ? previousTotal - total : 0;
+      if (decision.kind === 'end' && !(drop > 0 && stepBacks < MAX_STEP_BACKS)) {
         const e = ended(decision.why);
         return 'end' in e ? e : yield* e;
       }
@@ -290,11 +296,8 @@ export class CallListing {
         }
       }
 
-      // `total` fell: calls were removed above the cursor, and later ones moved up onto pages
-      // already read. Step back as many pages as were removed (a few times at most: a total that
-      // keeps falling, or jitters, could keep a listing that steps back from ever advancing).
-      const total = meta.total;
-      const drop = previousTotal !== undefined && total !== undefined && index > 0 ? previousTotal - total : 0;
+      // Step back as many pages as were removed (a few times at most: a total that keeps falling, or
+      // jitters, could keep a listing that steps back from ever advancing).
       const back = Math.min(index, Math.ceil(drop / Math.max(1, end.largestPage)));
       if (drop > 0 && stepBacks >= MAX_STEP_BACKS) {
         // Past that, the pages the moved calls now lie on are read again in place, and paging goes

@@ -243,7 +243,7 @@ async function listMembers(
   }
   // Without a total, as for List Calls: a page shorter than later ones, or fewer pages than
   // total_pages, is a listing read in part (a page served a row short lost that member, ok).
-  const unproved = end.unproved();
+  const unproved = end.unproved(seen.count);
   if (unproved) throw new ListingError(unproved);
   // A member listed twice without a total to count against: pages that overlap show one member
   // twice and skip another (a hostile fake: the last entry of page 2 repeated the first member,
