@@ -4,7 +4,7 @@ import type { Database } from './schema.js';
 type Db = Kysely<Database> | Transaction<Database>;
 
 /** Why a call is on the retry list. */
-export type RetryReason = 'unusable_detail' | 'get_failed' | 'live_not_found' | 'unconfirmed_not_found';
+export type RetryReason = 'unusable_detail' | 'get_failed' | 'live_not_found' | 'unconfirmed_not_found' | 'unreadable_entry';
 
 export interface RetryEntry {
   sessionId: string;

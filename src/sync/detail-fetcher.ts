@@ -117,6 +117,10 @@ export class DetailFetcher {
       // A call whose list entry did not parse stays rejected, as it was before it was asked for.
       if (p.unreadableEntry) {
         d.counters.unreadCalls++;
+        // On the retry list: asked for again on later runs until Get Call answers readably. Left to
+        // the listing, a call older than an incremental run's window was never asked again, the next
+        // run ok with it missing (probe round 17 c).
+        w.retries.push({ sessionId: id, reason: 'unreadable_entry' });
         d.log.warn({ sessionId: id, reason }, 'a list entry that does not parse: Get Call gave no usable details either; it stays in rejected_records');
         return;
       }
@@ -149,6 +153,8 @@ export class DetailFetcher {
     if (!got.found) {
       if (p.unreadableEntry) {
         d.counters.unreadCalls++;
+        // Only the service's own code says it is gone; anything else is asked again (as above).
+        if (!got.confirmed) w.retries.push({ sessionId: id, reason: 'unreadable_entry' });
         return;
       }
       const strike = (p.retryAttempts ?? 0) + 1;

@@ -77,7 +77,7 @@ export async function followUpFetches(input: FollowUpInput): Promise<FollowUpRes
   const again = retries.filter((r) => !skip(r.sessionId));
   for (const r of again) done.add(r.sessionId);
   out.retried = again.length;
-  await run(again.map((r) => pendingById(r.sessionId, { live: r.reason === 'live_not_found', retryAttempts: r.attempts })));
+  await run(again.map((r) => pendingById(r.sessionId, { live: r.reason === 'live_not_found', retryAttempts: r.attempts, ...(r.reason === 'unreadable_entry' ? { unreadableEntry: true } : {}) })));
 
   const unsettled = (await listUnsettledCalls(db, appId, region, now - input.settleDays * 86_400)).filter((id) => !skip(id));
   for (const id of unsettled) done.add(id);

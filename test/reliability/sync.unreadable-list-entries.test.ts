@@ -58,6 +58,27 @@ describe('list entries that do not parse but name their call', () => {
   }
 });
 
+// Probe round 17 (c): an unreadable entry whose Get Call failed once (a bare 404) was left to the
+// listing; older than the next incremental run's window, it was never asked again, that run ok.
+describe('an unreadable entry whose Get Call fails once', () => {
+  it('is asked again on later runs (the retry list) until stored; no run is ok without it', async () => {
+    const service = await FakeCallsService.start({ seed: 62, calls: 137, ongoing: 0, unreadableInList: 15, bare404First: 9 });
+    try {
+      const database = join(tmp.dir, 'unreadable-404.db');
+      const settings = settingsAt(service.baseUrls('app1'), database, { ...SETTINGS, detailFetch: 'auto' });
+      const first = (await syncWith(settings)).results[0]!;
+      expect(first.status).toBe('partial');
+      expect(first.unreadCalls).toBeGreaterThan(0);
+      const second = (await syncWith(settings)).results[0]!;
+      const stored = new Set((await withStore(database, ({ db }) => db.selectFrom('calls').select('session_id').execute())).map((r) => r.session_id));
+      const missing = service.calls.filter((c) => !stored.has(c.sessionId)).map((c) => c.sessionId);
+      expect({ status: second.status, missing }).toEqual({ status: 'ok', missing: [] });
+    } finally {
+      await service.close();
+    }
+  });
+});
+
 describe('a listing none of whose entries can be read', () => {
   it('every entry spells session_id: partial, one line saying none could be read, the watermark not moved', async () => {
     const service = await FakeCallsService.start({ seed: 62, calls: 120, ongoing: 0, snakeSessionId: true });
