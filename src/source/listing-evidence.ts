@@ -206,12 +206,14 @@ export function pageMeta(p: Pagination | undefined, served: number): PageMeta {
 
 /**
  * The ids of a page's entries (`key`: sessionId, uid); a number is its text (a member's uid may be
- * written so), and an entry without one gets a key of its position.
+ * written so), and an entry without one gets a key of its place on the page and its text. Keyed by
+ * the page's number as well, a page served again (a server ignoring `page`) never looked repeated,
+ * and the listing ran on to maxPagesPerRun, hours at a plan's rate (probe round 17 c).
  */
-export function entryIds(entries: readonly unknown[], key: string, page: number): string[] {
+export function entryIds(entries: readonly unknown[], key: string, _page: number): string[] {
   return entries.map((e, i) => {
     const id = e && typeof e === 'object' ? (e as Record<string, unknown>)[key] : undefined;
-    return typeof id === 'string' ? id : typeof id === 'number' && Number.isFinite(id) ? String(id) : `\u0000page${page}#${i}`;
+    return typeof id === 'string' ? id : typeof id === 'number' && Number.isFinite(id) ? String(id) : `\u0000#${i}:${JSON.stringify(e) ?? 'undefined'}`;
   });
 }
 

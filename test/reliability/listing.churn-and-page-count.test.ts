@@ -72,6 +72,12 @@ describe('listings whose distinct count hid a loss', () => {
     expect(result.error).toMatch(/began with the entry the page before it ended with and reports a total \(10\) below the \d+ calls it listed/);
   });
 
+  it('a server ignoring page, one entry of the page without a sessionId: the repeat is seen, the listing ends at once, not at maxPagesPerRun', async () => {
+    const { result } = await syncOnce(24, { calls: 120, ignorePage: true, malformedAfterNewest: true });
+    expect(result.status).not.toBe('ok');
+    expect(result.requestsByKind.list ?? 0).toBeLessThan(20);
+  });
+
   it('rows hidden after paging with total 0 beside the entries and honest total_pages: partial naming the pages, not ok', async () => {
     const { result, missing } = await syncOnce(23, { calls: 150, gapAt: 2, total: 0 });
     expect(missing.length).toBeGreaterThan(0);
