@@ -30,5 +30,34 @@ export function olderThanListed(listed: ApiCall, got: ApiCall): string | undefin
     const lp = distinctParticipantEntries(listed);
     if (gp < lp) return `the list entry has ${lp} participant(s), Get Call ${gp}`;
   }
+  // A participant the entry states minutes for, at zero in the answer: the answer was read before
+  // they were counted. Stored, the entry's minutes were lost for good on a call past settleDays,
+  // ok, also after `sync --full` (probe round 17 c).
+  const zeroed = zeroedParticipant(listed, got);
+  if (zeroed !== undefined) return `the list entry gives participant ${JSON.stringify(zeroed.slice(0, 80))} minutes, Get Call none`;
+  return undefined;
+}
+
+/** A participant's minutes as the entry states them (the larger of its total and audio + video), or undefined when it states none. */
+function minutesOf(p: NonNullable<ApiCall['participants']>[number]): number | undefined {
+  const parts = [p.totalAudioMinutes, p.totalVideoMinutes].filter((v): v is number => typeof v === 'number');
+  const total = typeof p.totalDuration === 'number' ? p.totalDuration : p.totalDurationInMinutes ?? undefined;
+  if (parts.length === 0 && (total === undefined || total === null)) return undefined;
+  return Math.max(parts.reduce((a, b) => a + b, 0), total ?? 0);
+}
+
+/** The uid of a participant with minutes in the entry and stated at zero by the answer, if any. */
+function zeroedParticipant(listed: ApiCall, got: ApiCall): string | undefined {
+  if (!listed.participants?.length || !got.participants?.length) return undefined;
+  const key = (p: NonNullable<ApiCall['participants']>[number]): string => `${p.uid ?? ''}\u0000${String(p.deviceId ?? p.deviceID ?? '')}`;
+  const answered = new Map<string, number>();
+  for (const p of got.participants) {
+    const m = minutesOf(p);
+    if (m !== undefined) answered.set(key(p), Math.max(answered.get(key(p)) ?? 0, m));
+  }
+  for (const p of listed.participants) {
+    const m = minutesOf(p);
+    if (m !== undefined && m > 0 && answered.get(key(p)) === 0) return p.uid ?? '';
+  }
   return undefined;
 }

@@ -162,7 +162,11 @@ describe('answers to calls asked for again that leave out what an earlier answer
   // pass's answer, leaving them out again, had nothing to take them from: call minutes NULL, ok.
   it('a Get Call view without the call’s minutes (full entries supply them), the unsettled pass: the minutes stay, ok', async () => {
     await withFake('view-without-minutes.db', { seed: 33, calls: 120, ongoing: 0, spanHours: 24, lateMinutes: 4, getAnswer: without(['totalAudioMinutes', 'totalVideoMinutes', 'totalDurationInMinutes']) }, { detailFetch: 'always' }, async (service, database, settings) => {
-      expect((await syncWith(settings)).results[0]!.status).toBe('ok');
+      // Get Call answers a participant at zero whose entry gives minutes: an older state, kept as
+      // listed and asked again (round 17 c), not stored as zero for the unsettled pass to mend.
+      const first = (await syncWith(settings)).results[0]!;
+      expect(first.status).toBe('partial');
+      expect(first.error).toMatch(/call\(s\) lack detail/);
       service.settleMinutes();
       const second = (await syncWith(settings)).results[0]!;
       expect(second.status, second.error).toBe('ok');

@@ -67,6 +67,26 @@ describe('details worked out after the call, under an unchanged list entry', () 
     }
   });
 
+  // Probe round 17 (c): list entries that state the minutes, Get Call answering a participant at
+  // zero for calls past settleDays (the span is a week): stored as zero, ok, also after `sync --full`.
+  it('an entry stating the minutes Get Call answers at zero: kept as listed and asked again (partial), then exact, ok', async () => {
+    const service = await FakeCallsService.start({ seed: 73, calls: 120, ongoing: 0, lateMinutes: 4, spanHours: 168 });
+    try {
+      const database = join(tmp.dir, 'entry-states-minutes.db');
+      const settings = settingsAt(service.baseUrls('app1'), database, SETTINGS);
+      const first = (await syncWith(settings)).results[0]!;
+      expect(first.status).toBe('partial');
+      // Kept as listed: the entry's minutes, which are the service's.
+      expect(await minutesOff(database, service)).toEqual([]);
+      service.settleMinutes();
+      const second = (await syncWith(settings)).results[0]!;
+      expect(second.status, second.error).toBe('ok');
+      expect(await minutesOff(database, service)).toEqual([]);
+    } finally {
+      await service.close();
+    }
+  });
+
   // Round 6 (F1): Get Call answered one of a call's two participants the night it ended and both
   // the next; fewer entries than totalParticipants was not taken as unsettled, so the second
   // participant and their minutes were never read, ok, and `sync --full` did not heal it.
