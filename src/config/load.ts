@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { dirname, resolve as resolvePath } from 'node:path';
-import { parse as parseJsonc, printParseErrorCode, type ParseError } from 'jsonc-parser';
+import { parse as parseJsonc, printParseErrorCode, visit as visitJsonc, type ParseError } from 'jsonc-parser';
 import type { z } from 'zod';
 import { ConfigError } from './errors.js';
 import { describeIssue, pathText } from './issues.js';
@@ -264,7 +264,29 @@ export function loadConfigFile(path: string, env: Env, flags: ConfigFlags = {}):
     const column = first.offset - before.lastIndexOf('\n');
     throw new ConfigError(`${path}: not valid JSON (${printParseErrorCode(first.error)} at line ${line} column ${column}); fix the file (comments and trailing commas are allowed)`);
   }
+  const twice = duplicateKey(text);
+  if (twice) throw new ConfigError(`${path}: "${twice.path}" is given twice (line ${twice.line}); JSON takes the last silently, so keep one`);
   return resolveConfig(json, env, path, flags, { baseDir: dirname(resolvePath(path)) });
+}
+
+/**
+ * The first key an object of the file holds twice, with its dotted path and line: the parser keeps
+ * the last, so a second `"database"` or `"apps"` replaced the first without a word (probe round 17 b).
+ */
+function duplicateKey(text: string): { path: string; line: number } | undefined {
+  const open: Set<string>[] = [];
+  let found: { path: string; line: number } | undefined;
+  visitJsonc(text, {
+    onObjectBegin: () => void open.push(new Set()),
+    onObjectEnd: () => void open.pop(),
+    onObjectProperty: (name, _offset, _length, startLine, _char, pathSupplier) => {
+      const keys = open[open.length - 1];
+      if (!keys || found) return;
+      if (keys.has(name)) found = { path: [...pathSupplier(), name].map((k, i) => (typeof k === 'number' ? `[${k}]` : i ? `.${k}` : k)).join(''), line: startLine + 1 };
+      keys.add(name);
+    },
+  }, { allowTrailingComma: true, disallowComments: false });
+  return found;
 }
 
 /** The resolved config as printable JSON: every key shown as *** (or as missing), never its value. */

@@ -27,4 +27,12 @@ describe('argument and file edges', () => {
     expect(res.code).toBe(2);
     expect(res.stderr.trim()).toBe('callsync: --month "0000-01": no call is older than 1970 (unix time); check the year');
   });
+
+  it('a key given twice in one object of the config: one line naming it and its line, exit 2 (the last won silently)', async () => {
+    const file = join(tmp.dir, 'twice.json');
+    writeFileSync(file, `{"database": "a.db",\n "apps": [{"appId": "app1", "region": "us", "apiKeyEnv": "K1", "appId": "app2"}],\n "database": "b.db"}`);
+    const res = await runCli(['config', 'check', '--config', file], { K1: 'a-key' });
+    expect(res.code).toBe(2);
+    expect(res.stderr.trim()).toBe(`callsync: ${file}: "apps[0].appId" is given twice (line 2); JSON takes the last silently, so keep one`);
+  });
 });
