@@ -26,6 +26,11 @@ export function sanitizeForTerminal(text: string, opts: { singleLine?: boolean }
   return opts.singleLine ? clean.replace(/\r?\n|\t/g, ' ') : clean;
 }
 
+/** One `callsync: warning: …` line on stderr, made safe for the terminal. */
+export function warnLine(text: string): void {
+  console.error(sanitizeForTerminal(`callsync: warning: ${text}`, { singleLine: true }));
+}
+
 export function parseFormat(value: string, allowed: readonly OutputFormat[]): OutputFormat {
   if (!(allowed as readonly string[]).includes(value)) throw new ConfigError(`--format ${JSON.stringify(value)}: use one of ${allowed.join(', ')}`);
   return value as OutputFormat;

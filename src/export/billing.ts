@@ -154,10 +154,13 @@ export async function computeBilling(db: Kysely<Database>, period: Period, opts:
   const kinded: KindedAgg[] = [...byType.map((agg) => ({ agg, kind: 'type' as const })), ...totals.map((agg) => ({ agg, kind: 'total' as const }))];
   const rows = kinded.map((k) => ({ ...toBillingRow(k.agg, k.kind, period), stale: opts.stale ? (isStale(k.agg) ? 1 : 0) : null }));
   // By kind before type: a call type the service names 'all' sorts among the types, not as the total.
-  return rows.sort((x, y) => cmp(x.app_id, y.app_id) || cmp(x.region, y.region) || kindOrder(x) - kindOrder(y) || cmp(x.type, y.type));
+  return rows.sort(billingOrder);
 }
 
 const kindOrder = (r: BillingRow): number => (r.row_kind === 'total' ? 1 : 0);
+
+/** The export's row order: by app and region, each app's type rows before its total row. */
+const billingOrder = (x: BillingRow, y: BillingRow): number => cmp(x.app_id, y.app_id) || cmp(x.region, y.region) || kindOrder(x) - kindOrder(y) || cmp(x.type, y.type);
 
 /** A group of a period's calls of one app, region, type, relation and flag, as the query sums it. */
 interface RelationGroup {
@@ -323,7 +326,7 @@ export function withUsage(rows: readonly BillingRow[], usage: ReadonlyMap<string
         usage_video_delta_minutes: delta(r.participant_video_minutes, u.videoMinutes),
       };
     })
-    .sort((x, y) => cmp(x.app_id, y.app_id) || cmp(x.region, y.region) || kindOrder(x) - kindOrder(y) || cmp(x.type, y.type));
+    .sort(billingOrder);
 }
 
 /**
@@ -335,7 +338,7 @@ export function zeroUsageNotes(rows: readonly BillingRow[]): string[] {
   return rows
     // One of the two left out (a warning of its own) and the other 0 reads the same way.
     .filter((r) => r.row_kind === 'total' && (r.usage_audio_minutes ?? 0) === 0 && (r.usage_video_minutes ?? 0) === 0 && (r.usage_audio_minutes !== null || r.usage_video_minutes !== null) && r.participant_audio_minutes + r.participant_video_minutes > 0)
-    .map((r) => `app ${r.app_id} (${r.region}): the service reports 0 minutes for ${r.period} while the database holds ${Math.round((r.participant_audio_minutes + r.participant_video_minutes) * 1e4) / 1e4} participant minutes; if the service read the range in another unit, check usageTimestampUnit`);
+    .map((r) => `app ${r.app_id} (${r.region}): the service reports 0 minutes for ${r.period} while the database holds ${roundMinutes(r.participant_audio_minutes + r.participant_video_minutes)} participant minutes; if the service read the range in another unit, check usageTimestampUnit`);
 }
 
 /** One line per call with its reconciliation, for disputes. */

@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../store/schema.js';
+import { roundMinutes } from './billing.js';
 import type { Period } from './period.js';
 
 /** The query a reader runs to see them, as the note prints it. */
@@ -27,6 +28,6 @@ export async function unplacedMinutesNotes(db: Kysely<Database>, period: Period,
   const rows = await q.execute();
   return rows.map(
     (r) =>
-      `app ${r.app_id} (${r.region}): ${Number(r.calls)} call(s) initiated in ${period.label} hold ${Math.round(Number(r.minutes) * 1e4) / 1e4} user-minutes but no start time, so no period's figures include them; list them with callsync query "${UNPLACED_QUERY}"`,
+      `app ${r.app_id} (${r.region}): ${Number(r.calls)} call(s) initiated in ${period.label} hold ${roundMinutes(Number(r.minutes))} user-minutes but no start time, so no period's figures include them; list them with callsync query "${UNPLACED_QUERY}"`,
   );
 }

@@ -2,6 +2,7 @@ import { sql, type Kysely } from 'kysely';
 import { ConfigError } from '../config/errors.js';
 import { refreshCallFigures } from './call-figures-repo.js';
 import { destinationOf } from './destinations/index.js';
+import { getSetting, saveSetting } from './settings-repo.js';
 import type { Database } from './schema.js';
 
 /**
@@ -140,8 +141,7 @@ function readMark(value: string | undefined): CopyMark | undefined {
 }
 
 async function writeMark(to: Kysely<Database>, source: string, mark: CopyMark): Promise<void> {
-  await sql`insert into callsync_settings (key, value) values (${MARK_PREFIX + source}, ${JSON.stringify(mark)})
-    on conflict (key) do update set value = excluded.value`.execute(to);
+  await saveSetting(to, MARK_PREFIX + source, JSON.stringify(mark));
 }
 
 /** The source file of a copy into `db` that has not finished (a sync must not build on it), if any. */
@@ -170,7 +170,7 @@ async function appsIn(db: Kysely<Database>): Promise<Set<string>> {
  * own got 3 participant rows for a call of 2, exit 0). A target holding only other apps is fine.
  */
 async function assertTargetTakes(from: Kysely<Database>, to: Kysely<Database>, source: string, history: string | null): Promise<void> {
-  const mark = readMark((await to.selectFrom('callsync_settings').select('value').where('key', '=', MARK_PREFIX + source).executeTakeFirst())?.value);
+  const mark = readMark(await getSetting(to, MARK_PREFIX + source));
   if (mark && mark.history === history) return;
   const theirs = await appsIn(to);
   const shared = [...(await appsIn(from))].filter((a) => theirs.has(a)).sort();
@@ -179,6 +179,11 @@ async function assertTargetTakes(from: Kysely<Database>, to: Kysely<Database>, s
       `copy: the target already holds app ${shared.slice(0, 5).join(', ')}${shared.length > 5 ? ', …' : ''}, synced there or copied from another file, not from ${source}; copying would mix the two histories of the same app. Copy into an empty database (or one holding only other apps)`,
     );
   }
+}
+
+/** `(v, v, …), (…)`: the VALUES of `rows`, in `columns` order. */
+function valuesOf(rows: readonly Record<string, unknown>[], columns: readonly string[]) {
+  return sql.join(rows.map((r) => sql`(${sql.join(columns.map((c) => sql`${r[c]}`))})`));
 }
 
 /** Rows of a batch the target does not hold yet, by the table's natural key (see COPIED_TABLES). */
@@ -194,9 +199,8 @@ async function notYetCopied(to: Kysely<Database>, table: string, natural: readon
 /**
  * Copies every table of a SQLite database into another database (PostgreSQL), batch by batch in
  * rowid order (key order for WITHOUT ROWID tables), one transaction per batch. Rows are upserted by key, so a copy that stopped half-way
- * can simply be run again. Leases are not copied (they belong to running processes). Serial ids are
- * kept, and the target destination moves its sequences past them (restartSerial); calls.call_id is
- * not (see COPIED_TABLES).
+ * can simply be run again. Leases are not copied (they belong to running processes). Serial ids and
+ * calls.call_id are not kept: the target numbers those rows itself (see COPIED_TABLES).
  */
 export async function copyDatabase(from: Kysely<Database>, to: Kysely<Database>, opts: { source: string; onTable?: (r: CopyResult) => void }): Promise<CopyResult[]> {
   const source = destinationOf(from);
@@ -247,15 +251,14 @@ async function copyTable(from: Kysely<Database>, to: Kysely<Database>, t: (typeo
       for (const r of rows) delete r[t.serial ?? 'id'];
       if (rows.length === 0) continue;
       const cols = Object.keys(rows[0]!);
-      await sql`insert into ${sql.table(t.name)} (${sql.join(cols.map((c) => sql.ref(c)))})
-        values ${sql.join(rows.map((r) => sql`(${sql.join(cols.map((c) => sql`${r[c]}`))})`))}`.execute(to);
+      await sql`insert into ${sql.table(t.name)} (${sql.join(cols.map((c) => sql.ref(c)))}) values ${valuesOf(rows, cols)}`.execute(to);
       continue;
     }
     const columns = Object.keys(rows[0]!);
     const updates = columns.filter((c) => !t.key.includes(c));
     await to.transaction().execute(async (trx) => {
       await sql`insert into ${sql.table(t.name)} (${sql.join(columns.map((c) => sql.ref(c)))})
-        values ${sql.join(rows.map((r) => sql`(${sql.join(columns.map((c) => sql`${r[c]}`))})`))}
+        values ${valuesOf(rows, columns)}
         on conflict (${sql.join(t.key.map((k) => sql.ref(k)))}) ${
           updates.length ? sql`do update set ${sql.join(updates.map((c) => sql`${sql.ref(c)} = excluded.${sql.ref(c)}`))}` : sql`do nothing`
         }`.execute(trx);

@@ -6,7 +6,7 @@ import { formatRows } from '../../export/write-table.js';
 import { systemClock } from '../../config/clock.js';
 import { loadHttpAgent } from '../../source/http-agent.js';
 import { openForReading } from '../open-for-reading.js';
-import { parseFormat, sanitizeForTerminal, writeOutput } from '../output.js';
+import { parseFormat, sanitizeForTerminal, warnLine, writeOutput } from '../output.js';
 import { commandSettings, fileSettings } from '../setup.js';
 import { appOption, configOption, databaseOption, formatOption, outOption } from '../shared-options.js';
 import { emptyPeriodNote } from '../empty-period.js';
@@ -56,7 +56,7 @@ export function registerExport(program: Command): void {
         await assertKnownApps(store.db, appIds, store.path);
         const empty = await emptyPeriodNote(store.db, period, appIds);
         if (empty) console.error(sanitizeForTerminal(empty, { singleLine: true }));
-        for (const n of await unplacedMinutesNotes(store.db, period, appIds)) console.error(sanitizeForTerminal(`callsync: warning: ${n}`, { singleLine: true }));
+        for (const n of await unplacedMinutesNotes(store.db, period, appIds)) warnLine(n);
         if (flags.detail) {
           text = formatRows(await computeBillingDetail(store.db, period, { appIds }), BILLING_DETAIL_COLUMNS, format);
         } else {
@@ -64,7 +64,7 @@ export function registerExport(program: Command): void {
           // zeros marked stale=0 beside the service's minutes (probe round 17 a, 5).
           const apps = resolved.settings?.apps.map((a) => ({ appId: a.appId, region: a.region }));
           const stale = await staleApps(store.db, period, { appIds, ...(apps ? { apps } : {}) });
-          for (const a of stale) console.error(sanitizeForTerminal(`callsync: warning: ${a.app_id} (${a.region}) is stale, its rows are marked stale=1: ${a.reason}`, { singleLine: true }));
+          for (const a of stale) warnLine(`${a.app_id} (${a.region}) is stale, its rows are marked stale=1: ${a.reason}`);
           let rows = await computeBilling(store.db, period, { appIds, stale });
           if (withKeys) {
             const { settings } = withKeys;
@@ -74,7 +74,7 @@ export function registerExport(program: Command): void {
             const dispatcher = new Agent({ keepAliveTimeout: 5_000 });
             try {
               const fetched = await fetchUsage({ dispatcher, clock: systemClock }, settings, period, appIds);
-              for (const w of fetched.warnings) console.error(sanitizeForTerminal(`callsync: warning: ${w}`, { singleLine: true }));
+              for (const w of fetched.warnings) warnLine(w);
               if (fetched.failures.length) {
                 // Nothing is written: usage columns left empty would read as "the service counted nothing".
                 for (const f of fetched.failures) console.error(sanitizeForTerminal(`callsync: export billing --with-usage: ${f}; nothing written (run without --with-usage for our own figures)`, { singleLine: true }));
@@ -82,7 +82,7 @@ export function registerExport(program: Command): void {
                 return;
               }
               rows = withUsage(rows, fetched.usage, period);
-              for (const w of zeroUsageNotes(rows)) console.error(sanitizeForTerminal(`callsync: warning: ${w}`, { singleLine: true }));
+              for (const w of zeroUsageNotes(rows)) warnLine(w);
             } finally {
               await dispatcher.close();
             }

@@ -9,7 +9,7 @@ import { resolveDestination } from '../../store/destinations/index.js';
 import { emptyPeriodNote } from '../empty-period.js';
 import { assertKnownApps } from '../known-apps.js';
 import { openForReading } from '../open-for-reading.js';
-import { sanitizeForTerminal, writeOutput } from '../output.js';
+import { sanitizeForTerminal, warnLine, writeOutput } from '../output.js';
 import { commandSettings } from '../setup.js';
 import { appOption, configOption, databaseOption, outOption } from '../shared-options.js';
 
@@ -58,7 +58,7 @@ export function registerReport(program: Command): void {
       } finally {
         await store.close();
       }
-      for (const n of data.notices) console.error(sanitizeForTerminal(`callsync: warning: ${n}`, { singleLine: true }));
+      for (const n of data.notices) warnLine(n);
       // A default file name, so the demo's closing line `report --month M` works as printed.
       const out = flags.out ?? `report-${period.label}.html`;
       const toStdout = out === '-';
