@@ -210,7 +210,7 @@ export function pageMeta(p: Pagination | undefined, served: number): PageMeta {
  * the page's number as well, a page served again (a server ignoring `page`) never looked repeated,
  * and the listing ran on to maxPagesPerRun, hours at a plan's rate (probe round 17 c).
  */
-export function entryIds(entries: readonly unknown[], key: string, _page: number): string[] {
+export function entryIds(entries: readonly unknown[], key: string): string[] {
   return entries.map((e, i) => {
     const id = e && typeof e === 'object' ? (e as Record<string, unknown>)[key] : undefined;
     return typeof id === 'string' ? id : typeof id === 'number' && Number.isFinite(id) ? String(id) : `\u0000#${i}:${JSON.stringify(e) ?? 'undefined'}`;

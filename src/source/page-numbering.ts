@@ -58,8 +58,8 @@ export async function firstPages<P extends NumberedPage>(list: (page: number) =>
   // with its last entries and echoes max(page, 1); believed, the first page was never asked and the
   // newest 100 of 250 calls were missing on every run, ok, without a total (probe round 9, F4).
   const one = await list(1);
-  // Entries without a readable id compare by position (the same key on both pages).
-  if (zero === undefined || zero.entries.length === 0 || samePage(entryIds(zero.entries, idKey, 1), entryIds(one.entries, idKey, 1))) {
+  // Entries without a readable id compare by their place and text (entryIds).
+  if (zero === undefined || zero.entries.length === 0 || samePage(entryIds(zero.entries, idKey), entryIds(one.entries, idKey))) {
     return { base: 1, pages: [{ requested: 1, res: one }] };
   }
   return { base: 0, pages: [{ requested: 0, res: zero }, { requested: 1, res: one }] };

@@ -141,7 +141,7 @@ export class CallListing {
   async #offsetsFollowServed(page: number, asked: ListCallsPage, served: number): Promise<boolean> {
     this.#sizeChecked = true;
     const check = await this.#list(page, served);
-    if (sameIds(entryIds(asked.entries, 'sessionId', page), entryIds(check.entries, 'sessionId', page))) return true;
+    if (sameIds(entryIds(asked.entries, 'sessionId'), entryIds(check.entries, 'sessionId'))) return true;
     this.#pageSize = served;
     return false;
   }
@@ -231,7 +231,7 @@ export class CallListing {
       }
       emptyAskedAgain = false;
 
-      const ids = entryIds(res.entries, 'sessionId', requested);
+      const ids = entryIds(res.entries, 'sessionId');
       const repeats = sameIds(previousIds, ids);
       const times = res.entries.map(entryTimes);
       let fresh = 0;
@@ -310,7 +310,7 @@ export class CallListing {
           const page = requested - index + k;
           const again = await this.#list(page);
           if (again.entries.length === 0) continue;
-          for (const id of entryIds(again.entries, 'sessionId', page)) this.#distinct.add(id);
+          for (const id of entryIds(again.entries, 'sessionId')) this.#distinct.add(id);
           yield { page, entries: again.entries, pagination: again.pagination };
         }
       }
@@ -335,7 +335,7 @@ export class CallListing {
     if (!this.#firstIds) return 0;
     const page = this.#pageBase;
     const again = await this.#list(page);
-    const moved = movedUp(this.#firstIds, entryIds(again.entries, 'sessionId', page), this.#distinct);
+    const moved = movedUp(this.#firstIds, entryIds(again.entries, 'sessionId'), this.#distinct);
     if (again.entries.length > 0) yield { page, entries: again.entries, pagination: again.pagination };
     // Shorter than when first read, the listing not that short: capped now (round 12 F5), it may
     // have left out the very calls that moved up; counted as a move, so the listing is read again.
@@ -362,7 +362,7 @@ export class CallListing {
       const requested = firstRequested + index;
       const res = await this.#list(requested);
       if (res.entries.length === 0) continue; // the listing shrank meanwhile: nothing here to read
-      for (const id of entryIds(res.entries, 'sessionId', requested)) this.#distinct.add(id);
+      for (const id of entryIds(res.entries, 'sessionId')) this.#distinct.add(id);
       const times = res.entries.map(entryTimes);
       this.#order.observe(times, false);
       yield { page: requested, entries: res.entries, pagination: res.pagination };

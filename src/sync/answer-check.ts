@@ -1,5 +1,5 @@
 import type { ApiCall } from '../source/schemas.js';
-import { distinctParticipantEntries } from '../transform/call-rows.js';
+import { deviceIdOf, distinctParticipantEntries } from '../transform/call-rows.js';
 import { isFinalCall } from '../transform/call-status.js';
 
 /** Recordings and transcriptions a call states (the SDK's single `recordingUrl` is one recording). */
@@ -49,7 +49,7 @@ function minutesOf(p: NonNullable<ApiCall['participants']>[number]): number | un
 /** The uid of a participant with minutes in the entry and stated at zero by the answer, if any. */
 function zeroedParticipant(listed: ApiCall, got: ApiCall): string | undefined {
   if (!listed.participants?.length || !got.participants?.length) return undefined;
-  const key = (p: NonNullable<ApiCall['participants']>[number]): string => `${p.uid ?? ''}\u0000${String(p.deviceId ?? p.deviceID ?? '')}`;
+  const key = (p: NonNullable<ApiCall['participants']>[number]): string => `${p.uid ?? ''}\u0000${deviceIdOf(p)}`;
   const answered = new Map<string, number>();
   for (const p of got.participants) {
     const m = minutesOf(p);

@@ -186,7 +186,7 @@ async function listMembers(
     if (served !== undefined) {
       sizeChecked = true;
       const check = await chat.listGroupMembers(guid, page, served);
-      if (check.found && !sameIds(entryIds(res.entries, 'uid', page), entryIds(check.entries, 'uid', page))) throw new PageSizeCapped(perPage, served);
+      if (check.found && !sameIds(entryIds(res.entries, 'uid'), entryIds(check.entries, 'uid'))) throw new PageSizeCapped(perPage, served);
     }
     if (meta.total !== undefined) {
       firstTotal ??= meta.total;
@@ -203,7 +203,7 @@ async function listMembers(
       continue;
     }
     askedAgain = false;
-    const ids = entryIds(res.entries, 'uid', page);
+    const ids = entryIds(res.entries, 'uid');
     const repeats = sameIds(previous, ids);
     if (!repeats) {
       for (const id of ids) seen.add(id);

@@ -78,7 +78,8 @@ export function initiatorOf(call: ApiCall): string | null {
   return refId(call.initiator) ?? refId(call.entities?.initiator?.entity);
 }
 
-function deviceIdOf(p: ApiParticipant): string {
+/** A participant's device as stored: `deviceId` or `deviceID`, its text; '' when absent. */
+export function deviceIdOf(p: ApiParticipant): string {
   const d = p.deviceId ?? p.deviceID;
   return d == null ? '' : String(d);
 }
