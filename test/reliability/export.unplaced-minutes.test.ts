@@ -52,4 +52,42 @@ describe('minutes of calls without a start time are said, not silently left out'
       await service.close();
     }
   });
+
+  it('a call with minutes and no time at all is named in the export and report of any period', async () => {
+    const service = await FakeCallsService.start({ seed: 95, calls: 40, ongoing: 0, spanHours: 1 });
+    try {
+      const timeless = service.calls.find((c) => c.status === 'ended' && c.startedAt !== undefined && c.participants.some((p) => p.totalDuration > 0))!;
+      const month = new Date(timeless.initiatedAt * 1000).toISOString().slice(0, 7);
+      const record = timeless as unknown as Record<string, unknown>;
+      for (const k of ['startedAt', 'initiatedAt', 'endedAt']) delete record[k];
+      const database = join(tmp.dir, 'timeless.db');
+      expect((await syncWith(settingsAt(service.baseUrls('app1'), database, { detailFetch: 'always' }))).results[0]!.status).toBe('ok');
+      const stored = await withStore(database, ({ db }) => db.selectFrom('calls').select(['initiated_at', 'ended_at', 'participant_total_minutes']).where('session_id', '=', timeless.sessionId).executeTakeFirstOrThrow());
+      expect([stored.initiated_at, stored.ended_at]).toEqual([null, null]);
+      const minutes = Math.round(stored.participant_total_minutes * 1e4) / 1e4;
+      expect(minutes).toBeGreaterThan(0);
+
+      const config = join(tmp.dir, 'timeless.json');
+      writeFileSync(config, JSON.stringify({ database, apps: [{ appId: 'app1', region: 'us', apiKeyEnv: KEY_ENV, ...service.baseUrls('app1') }] }));
+      const line = new RegExp(`^callsync: warning: app app1 \\(us\\): 1 call\\(s\\) hold ${String(minutes).replace('.', '\\.')} user-minutes but no time at all \\(no start, initiation or end\\), so no period's figures include them; list them with callsync query "select [^"]+"$`, 'm');
+      // The month the other calls are in, and one far from any call: the note is in both.
+      for (const m of [month, '2001-01']) {
+        const exported = await runCli(['export', 'billing', '--config', config, '--month', m, '--format', 'json'], { [KEY_ENV]: TEST_KEY });
+        expect(exported.code, exported.stderr).toBe(0);
+        expect(exported.stderr).toMatch(line);
+      }
+      const page = join(tmp.dir, 'timeless.html');
+      const report = await runCli(['report', '--config', config, '--month', month, '--out', page], { [KEY_ENV]: TEST_KEY });
+      expect(report.code, report.stderr).toBe(0);
+      expect(report.stderr).toMatch(line);
+      expect(readFileSync(page, 'utf8')).toContain(`1 call(s) hold ${minutes} user-minutes but no time at all`);
+
+      const exported = await runCli(['export', 'billing', '--config', config, '--month', month, '--format', 'json'], { [KEY_ENV]: TEST_KEY });
+      const query = /no time at all[^\n]*callsync query "([^"]+)"/.exec(exported.stderr)![1]!;
+      const listed = await runCli(['query', '--config', config, '--format', 'json', query], { [KEY_ENV]: TEST_KEY });
+      expect((JSON.parse(listed.stdout) as { session_id: string }[]).map((r) => r.session_id)).toEqual([timeless.sessionId]);
+    } finally {
+      await service.close();
+    }
+  });
 });
