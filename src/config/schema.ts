@@ -1,3 +1,4 @@
+import cron from 'node-cron';
 import { z } from 'zod';
 
 /** Regions of api-seed.md §1. */
@@ -13,6 +14,15 @@ export const DEFAULT_REQUESTS_PER_MINUTE = 500;
  */
 export const UNLIMITED = 'unlimited';
 export type RequestsPerMinute = number | typeof UNLIMITED;
+
+function isTimeZone(tz: string): boolean {
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: tz });
+    return true;
+  } catch {
+    return false;
+  }
+}
 
 const baseUrl = z
   .url({ message: 'must be an http(s) URL ending in /v3' })
@@ -73,8 +83,10 @@ export const ConfigFileSchema = z.strictObject({
   schedule: z
     .strictObject({
       /** node-cron expression (minute hour day month weekday; an optional leading seconds field). */
-      cron: z.string().min(1).default('0 2 * * *'),
-      timezone: z.string().min(1).default('UTC'),
+      // Checked with the rest of the config (not only when a schedule starts), so the line names the
+      // variable that set it: CALLSYNC_SCHEDULE_CRON's error named only schedule.cron.
+      cron: z.string().min(1).default('0 2 * * *').refine((c) => cron.validate(c), 'is not a valid cron expression; e.g. "0 2 * * *" for 02:00 every night'),
+      timezone: z.string().min(1).default('UTC').refine(isTimeZone, 'is not an IANA time zone; e.g. "UTC" or "Europe/Berlin"'),
       /** Print the reconciliation summary after each tick's sync. */
       reconcile: z.boolean().default(true),
       /** On this day of the month, a tick also writes the previous month's billing export. 0 = never. */

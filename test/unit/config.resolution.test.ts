@@ -42,6 +42,12 @@ describe('config resolution: flags over environment over file over defaults', ()
     expect(err(() => resolveConfig({ ...base, apps: [] }, {}))).toMatch(/apps: list at least one app .*\(got an empty list\)$/);
     expect(err(() => resolveConfig([], {}))).toMatch(/must be a JSON object/);
     for (const m of [err(() => resolveConfig({ ...base, concurrency: 0 }, {}))]) expect(m.split('\n')).toHaveLength(1);
+    // The schedule's cron and time zone too (their lines named only schedule.cron and schedule.timezone).
+    expect(err(() => resolveConfig(base, { CALLSYNC_SCHEDULE_CRON: 'nightly', CALLSYNC_SCHEDULE_TIMEZONE: 'Mars/Base' })).split('\n')).toEqual([
+      'CALLSYNC_SCHEDULE_CRON: schedule.cron: is not a valid cron expression; e.g. "0 2 * * *" for 02:00 every night (got "nightly")',
+      'CALLSYNC_SCHEDULE_TIMEZONE: schedule.timezone: is not an IANA time zone; e.g. "UTC" or "Europe/Berlin" (got "Mars/Base")',
+    ]);
+    expect(err(() => resolveConfig({ ...base, schedule: { cron: '61 * * * *' } }, {}, 'c.json'))).toMatch(/^c\.json: schedule\.cron: is not a valid cron expression/);
   });
 
   // Probe round 17 (b): 0x10 was read as 16 hours, 0b11 as 3.
