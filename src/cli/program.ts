@@ -67,7 +67,8 @@ export async function buildProgram(only?: string | null): Promise<Command> {
   const program = new Command('callsync')
     .description('call-log analytics ETL for CometChat: sync, reconcile, export')
     .version(`callsync ${packageVersion()}`, '-V, --version', 'print the version and exit')
-    .showHelpAfterError('(run `callsync --help` for the commands)')
+    // A usage error is one line, printed by main (commander's own was two: the error, then a hint).
+    .configureOutput({ outputError: () => undefined })
     .addOption(new Option('--log-format <format>', 'log lines on stderr: pretty (default on a terminal) or json (default otherwise)').choices([...LOG_FORMATS]))
     .exitOverride();
   // Any command's logger is built after this: one option for all of them, before or after the command name.
@@ -95,6 +96,17 @@ function endQuietlyOnClosedStdout(): void {
   });
 }
 
+/** Commander's message ("error: unknown option '--x'", maybe a "(Did you mean …?)" line) as one line with where to look. */
+export function usageLine(message: string, command: string | undefined): string {
+  const what = message
+    .split('\n')
+    .map((l) => l.trim().replace(/^error: /, ''))
+    .filter(Boolean)
+    .join(' ')
+    .replace(/\.$/, '');
+  return `callsync: ${what}; see \`callsync ${command ? `${command} ` : ''}--help\``;
+}
+
 export async function main(argv: readonly string[]): Promise<void> {
   endQuietlyOnClosedStdout();
   try {
@@ -102,7 +114,8 @@ export async function main(argv: readonly string[]): Promise<void> {
     await (await buildProgram(only === undefined && asksVersion(argv) ? null : only)).parseAsync([...argv], { from: 'user' });
   } catch (err) {
     if (err instanceof CommanderError) {
-      // Commander has printed its message already (help and version exit with code 0).
+      // Help and version have printed what was asked (exit 0); a usage error is said here, in one line.
+      if (err.exitCode !== 0) console.error(usageLine(err.message, namedCommand(argv)));
       process.exitCode = err.exitCode === 0 ? EXIT.OK : EXIT.USAGE;
       return;
     }

@@ -35,4 +35,21 @@ describe('argument and file edges', () => {
     expect(res.code).toBe(2);
     expect(res.stderr.trim()).toBe(`callsync: ${file}: "apps[0].appId" is given twice (line 2); JSON takes the last silently, so keep one`);
   });
+
+  it('a mistyped option or command: one line naming it and the help to read, exit 2 (commander printed two)', async () => {
+    const cases: [string[], string][] = [
+      [['sync', '--bogus'], "callsync: unknown option '--bogus'; see `callsync sync --help`"],
+      [['synk'], "callsync: unknown command 'synk' (Did you mean sync?); see `callsync --help`"],
+      [['export', 'billing', '--month'], "callsync: option '--month <YYYY-MM>' argument missing; see `callsync export --help`"],
+    ];
+    for (const [args, line] of cases) {
+      const res = await runCli(args);
+      expect(res.code, args.join(' ')).toBe(2);
+      expect(res.stderr.trim()).toBe(line);
+    }
+    // Help still prints in full, exit 0.
+    const help = await runCli(['sync', '--help']);
+    expect(help.code).toBe(0);
+    expect(help.stdout).toContain('Usage: callsync sync');
+  });
 });
