@@ -26,9 +26,9 @@ export interface ReadOptions {
  * The one way a reader command (status, runs, reconcile, report, export billing, state, verify,
  * sync --dry-run) opens a database that a sync created:
  *
- * - it must exist: a SQLite file that is not there, or a database no sync has migrated, is refused
- *   in one line (`database X does not exist; run \`callsync sync\` first, or pass --database`)
- *   unless `missing: 'empty'`; `status` says "never synced" before it gets here;
+ * - it must exist: a SQLite file that is not there is refused in one line (`database X does not
+ *   exist; run \`callsync sync\` first, or pass --database`), a database no sync has migrated as
+ *   having no callsync tables yet, unless `missing: 'empty'`; `status` says "never synced" before it gets here;
  * - a schema on the latest migration is read through a read-only connection (SQLite `readonly`:
  *   nothing is written, so a read-only file or a backup copy can be read); PostgreSQL is opened as
  *   usual, the commands only read (or roll back);
@@ -43,9 +43,12 @@ export interface ReadOptions {
 export async function openForReading(target: ReadTarget, opts: ReadOptions = {}): Promise<Store> {
   const { database } = target;
   const local = resolveDestination(database).capabilities.localFile;
-  const absent = (): Promise<Store> => {
+  // 'unmigrated': the database is there but no sync has created callsync's tables in it (a PostgreSQL
+  // database made for it): "does not exist" sent its owner looking for a database that was there.
+  const absent = (why: 'missing' | 'unmigrated' = 'missing'): Promise<Store> => {
     if (opts.missing === 'empty') return emptyStore();
-    throw new ConfigError(`database ${displayDatabase(database)} does not exist; run \`callsync sync\` first, or pass --database`);
+    const what = why === 'missing' ? 'does not exist' : 'has no callsync tables yet (no sync has run on it)';
+    throw new ConfigError(`database ${displayDatabase(database)} ${what}; run \`callsync sync\` first, or pass --database`);
   };
   if (!databaseExists(database)) return absent();
   const open = (readonly: boolean): Promise<Store> =>
@@ -60,7 +63,7 @@ export async function openForReading(target: ReadTarget, opts: ReadOptions = {})
   }
   if (state.applied === 0) {
     await store.close();
-    return absent();
+    return absent('unmigrated');
   }
   const writes = opts.write === true && local;
   if (!state.pending.length && !writes) return store;
