@@ -12,8 +12,18 @@ export interface RawResponse {
 /** The body is larger than the cap: reading stopped there (from Content-Length, or while counting). */
 export class BodyTooLarge extends Error {}
 
-/** The attempt's deadline passed before the whole response was in. */
-export class DeadlinePassed extends Error {}
+/**
+ * The attempt's deadline passed before the whole response was in. `statusCode` is 0 when no
+ * response had begun; else the answer had started (`bytesIn` of its body had come).
+ */
+export class DeadlinePassed extends Error {
+  constructor(
+    readonly statusCode: number,
+    readonly bytesIn: number,
+  ) {
+    super(statusCode ? `HTTP ${statusCode} not complete after ${bytesIn} bytes` : 'no answer');
+  }
+}
 
 /** The run's signal stopped the request. */
 export class Stopped extends Error {}
@@ -69,7 +79,7 @@ export function dispatchGet(dispatcher: Dispatcher, o: GetOptions): Promise<RawR
       controller?.abort(err);
     };
     const stop = (): void => fail(new Stopped('stopping'));
-    const timer = o.clock.setTimeout(() => fail(new DeadlinePassed(`no answer within ${o.timeoutMs} ms`)), o.timeoutMs);
+    const timer = o.clock.setTimeout(() => fail(new DeadlinePassed(statusCode, size)), o.timeoutMs);
     if (run?.aborted) {
       stop();
       return;

@@ -263,7 +263,7 @@ export class AppHttpClient {
         return { kind: 'client', detail: `response body larger than maxResponseBytes (${maxBytes} bytes), not read further; raise maxResponseBytes if the service really sends such bodies` };
       }
       const host = new URL(origin).host;
-      const p = err instanceof DeadlinePassed ? timeoutProblem(host, timeoutMs) : describeNetworkError(err, host, timeoutMs);
+      const p = err instanceof DeadlinePassed ? timeoutProblem(host, timeoutMs, err) : describeNetworkError(err, host, timeoutMs);
       return { kind: 'transient', detail: p.detail, reason: p.reason, advice: p.advice };
     }
     const ok2xx = res.statusCode >= 200 && res.statusCode < 300;

@@ -25,8 +25,17 @@ export function errorCode(err: unknown): string | undefined {
 const TLS_CODE = /^(CERT_|UNABLE_TO_|DEPTH_ZERO_|SELF_SIGNED_|ERR_TLS_|ERR_SSL_|HOSTNAME_MISMATCH|EPROTO$)/;
 
 /** The whole attempt ran past requestTimeoutMs (our deadline, or undici's header/body timeout). */
-export function timeoutProblem(host: string, timeoutMs: number): NetworkProblem {
+export function timeoutProblem(host: string, timeoutMs: number, begun?: { statusCode: number; bytesIn: number }): NetworkProblem {
   const s = timeoutMs >= 1000 ? `${+(timeoutMs / 1000).toFixed(1)} s` : `${timeoutMs} ms`;
+  // An answer that began and then trickled (a slow proxy, a throttled link) is not "no answer": that
+  // sent its owner to check a host that was answering.
+  if (begun && begun.statusCode > 0) {
+    return {
+      reason: `answer not complete within ${s}`,
+      detail: `${host}: HTTP ${begun.statusCode} began but was not complete within ${s} (${begun.bytesIn} bytes of its body in; requestTimeoutMs)`,
+      advice: 'the answer comes too slowly: check the network and any proxy between, or raise requestTimeoutMs',
+    };
+  }
   return {
     reason: `no answer within ${s}`,
     detail: `${host}: no answer within ${s} (requestTimeoutMs)`,

@@ -78,11 +78,19 @@ describe('sync output a person and a script can read', () => {
 
   describe('final network errors name the host and what to check', () => {
     let silent: Server;
+    let trickle: Server;
     let closedPort: number;
     beforeAll(async () => {
       // A server that accepts and never answers.
       silent = createServer(() => {});
       await new Promise<void>((r) => silent.listen(0, '127.0.0.1', r));
+      // One that answers at once and then sends its body a byte every 50 ms.
+      trickle = createServer((_req, res) => {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        const timer = setInterval(() => res.write(' '), 50);
+        res.on('close', () => clearInterval(timer));
+      });
+      await new Promise<void>((r) => trickle.listen(0, '127.0.0.1', r));
       const probe = createServer();
       await new Promise<void>((r) => probe.listen(0, '127.0.0.1', r));
       closedPort = (probe.address() as AddressInfo).port;
@@ -91,6 +99,8 @@ describe('sync output a person and a script can read', () => {
     afterAll(async () => {
       silent.closeAllConnections();
       await new Promise<void>((r) => silent.close(() => r()));
+      trickle.closeAllConnections();
+      await new Promise<void>((r) => trickle.close(() => r()));
     });
 
     const deadApp = (callsBaseUrl: string): Record<string, unknown> => ({ appId: 'dead', region: 'us', apiKeyEnv: KEY_ENV, callsBaseUrl, chatBaseUrl: callsBaseUrl });
@@ -99,6 +109,8 @@ describe('sync output a person and a script can read', () => {
       ['a closed port', () => `http://127.0.0.1:${closedPort}/v3`, () => new RegExp(`127\\.0\\.0\\.1:${closedPort}: connection refused \\(gave up after 2 attempts\\); nothing listens there: check callsBaseUrl`)],
       ['an unknown host', () => 'https://nowhere-1a2b.call-us.invalid/v3', () => /cannot resolve host nowhere-1a2b\.call-us\.invalid \(DNS\) \(gave up after 2 attempts\); check the appId and region, or callsBaseUrl/],
       ['a server that never answers', () => `http://127.0.0.1:${(silent.address() as AddressInfo).port}/v3`, () => /127\.0\.0\.1:\d+: no answer within 300 ms \(requestTimeoutMs\) \(gave up after 2 attempts\)/],
+      // It was "no answer" too, sending its owner to check a host that answered.
+      ['a server whose answer trickles in', () => `http://127.0.0.1:${(trickle.address() as AddressInfo).port}/v3`, () => /127\.0\.0\.1:\d+: HTTP 200 began but was not complete within 300 ms \(\d+ bytes of its body in; requestTimeoutMs\) \(gave up after 2 attempts\); the answer comes too slowly/],
     ])('%s', async (name, url, expected) => {
       const cfg = config(`dead-${name.replace(/\W/g, '')}`, [deadApp(url())], { requestTimeoutMs: 300, maxAttempts: 2 });
       const res = await runCli(['sync', '--config', cfg], { [KEY_ENV]: TEST_KEY });
