@@ -23,7 +23,9 @@ const external = Object.keys(pkg.dependencies ?? {})
 const outdir = new URL('../dist/cli/', import.meta.url).pathname;
 rmSync(outdir, { recursive: true, force: true });
 await build({
-  entryPoints: [new URL('../dist/src/cli/main.js', import.meta.url).pathname],
+  // The SQLite query child (src/store/destinations/sqlite-query-process.ts) is an entry of its own:
+  // dist/cli/sqlite-query-child.js, found beside the CLI by `callsync query`.
+  entryPoints: [new URL('../dist/src/cli/main.js', import.meta.url).pathname, new URL('../dist/src/store/destinations/sqlite-query-child.js', import.meta.url).pathname],
   outdir,
   bundle: true,
   splitting: true,

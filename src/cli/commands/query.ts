@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { once } from 'node:events';
 import type { Command } from 'commander';
 import { ConfigError } from '../../config/errors.js';
@@ -35,9 +35,11 @@ export function registerQuery(program: Command): void {
       }
       // The config file is read whenever it exists (its queryTimeoutSeconds, databasePasswordEnv).
       const { settings, database, databasePasswordEnv, env } = commandSettings(flags);
-      // Ctrl-C cancels the statement on the PostgreSQL server (a second one exits at once). SQLite
-      // keeps the default: the process ends, and a read-only connection leaves nothing behind.
-      const signals = resolveDestination(database).capabilities.serverSideCancel ? abortOnSignals() : undefined;
+      // Ctrl-C cancels the statement on the PostgreSQL server, or stops SQLite's query process (a
+      // second one exits at once). Without that process (a build without it) SQLite keeps the
+      // default: the process ends once the statement does.
+      const isolateIn = resolveDestination(database).capabilities.serverSideCancel ? undefined : sqliteQueryChild();
+      const signals = !isolateIn && !resolveDestination(database).capabilities.serverSideCancel ? undefined : abortOnSignals();
       const out = new GridWriter(format);
       try {
         const summary = await streamReadOnlyQuery(database, statement.trim().replace(/;\s*$/, ''), out, {
@@ -46,6 +48,7 @@ export function registerQuery(program: Command): void {
           passwordEnv: databasePasswordEnv,
           env,
           ...(signals ? { signal: signals.signal } : {}),
+          isolateIn,
         });
         await out.end();
         if (summary.truncated) console.error(`callsync: query: stopped at --limit ${limit} rows; the result has more (raise --limit, or 0 for no limit)`);
@@ -58,6 +61,17 @@ export function registerQuery(program: Command): void {
         signals?.dispose();
       }
     });
+}
+
+/**
+ * The SQLite query child's script, built beside the CLI (scripts/bundle-cli.mjs): next to the
+ * bundle's entry when this module is a chunk of it (dist/cli/chunks/…), or in tsc's output
+ * (dist/src/…). Undefined when neither is there (run from the sources): the statement then runs
+ * in this process.
+ */
+function sqliteQueryChild(): URL | undefined {
+  const candidates = ['../sqlite-query-child.js', './sqlite-query-child.js', '../../store/destinations/sqlite-query-child.js'].map((p) => new URL(p, import.meta.url));
+  return candidates.find((u) => existsSync(u));
 }
 
 /**

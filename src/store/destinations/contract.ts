@@ -84,6 +84,12 @@ export interface QueryOptions {
   env?: Readonly<Record<string, string | undefined>>;
   /** Aborting cancels the statement on the server, then the query ends with QueryInterruptedError. */
   signal?: AbortSignal;
+  /**
+   * A destination without serverSideCancel (SQLite) runs the statement in a child process started
+   * from this script (sqlite-query-child.js, built beside the CLI), so that `signal` and
+   * `timeoutSeconds` stop it: in this process nothing can stop a statement inside SQLite's C code.
+   */
+  isolateIn?: URL | undefined;
 }
 
 /** Where the rows go as they arrive: `columns` once, before any `rows`; a returned promise is awaited (backpressure). */

@@ -5,18 +5,14 @@ import { Kysely, SqliteAdapter, SqliteDialect, type DialectAdapter, type SqliteD
 import type { DialectSql } from '../../../migrations/dialect.js';
 import { ConfigError } from '../../config/errors.js';
 import type { Database } from '../schema.js';
+import { streamSqlite } from './sqlite-query.js';
+import { streamSqliteInChild } from './sqlite-query-process.js';
 import {
   errorCode,
   errorMessage,
-  ONE_STATEMENT,
-  QUERY_BATCH,
-  QueryError,
-  QueryRefusedError,
   type Destination,
   type MappedDatabaseError,
   type OpenOptions,
-  type QuerySink,
-  type QuerySummary,
   type Store,
 } from './contract.js';
 
@@ -163,74 +159,6 @@ const sqliteSql: DialectSql = {
   autoIncrement: (c) => c.autoIncrement(),
 };
 
-/**
- * The statement is prepared on a connection opened read-only, and refused unless SQLite says it
- * does not write (`stmt.readonly`): nothing that would change the file ever runs.
- */
-function streamSqlite(path: string, text: string, sink: QuerySink, limit: number): Promise<QuerySummary> {
-  let native: SqliteDatabase.Database;
-  try {
-    native = new SqliteDatabase(path, { readonly: true, fileMustExist: true });
-  } catch (err) {
-    throw new ConfigError(`database ${path} cannot be opened read-only (${(err as Error).message}); run \`callsync sync\` first or pass --database`, 'DB_CANNOT_OPEN');
-  }
-  let stmt: SqliteDatabase.Statement;
-  try {
-    try {
-      stmt = native.prepare(text);
-    } catch (err) {
-      const msg = (err as Error).message;
-      // better-sqlite3 says "more than one statement" with a bare RangeError and these words only
-      // (no code): read here, in the destination, the one place that reads its native errors.
-      if (err instanceof RangeError && /more than one statement/i.test(msg)) throw new QueryError('QUERY_INVALID', ONE_STATEMENT);
-      throw new QueryError('QUERY_INVALID', `query: ${msg}`);
-    }
-    if (!stmt.readonly) {
-      throw new QueryRefusedError('query is read-only: this statement would change the database, so it was not run. Use a SELECT (or WITH … SELECT).');
-    }
-  } catch (err) {
-    native.close();
-    throw err;
-  }
-  return (async () => {
-    try {
-      if (!stmt.reader) {
-        await sink.columns([]);
-        return { rows: 0, truncated: false };
-      }
-      stmt.raw(true);
-      await sink.columns(stmt.columns().map((c) => c.name));
-      let sent = 0;
-      let truncated = false;
-      let batch: unknown[][] = [];
-      try {
-        for (const row of stmt.iterate() as Iterable<unknown[]>) {
-          if (limit !== 0 && sent + batch.length === limit) {
-            truncated = true;
-            break;
-          }
-          batch.push(row);
-          if (batch.length === QUERY_BATCH) {
-            // The iterator holds the connection while the sink writes; nothing else uses it.
-            await sink.rows(batch);
-            sent += batch.length;
-            batch = [];
-          }
-        }
-      } catch (err) {
-        // SQLite's own errors (a runtime error in the statement); the sink's are passed on as they are.
-        if (!errorCode(err).startsWith('SQLITE_')) throw err;
-        throw new QueryError('QUERY_INVALID', `query: ${(err as Error).message}`);
-      }
-      if (batch.length) await sink.rows(batch);
-      sent += batch.length;
-      return { rows: sent, truncated };
-    } finally {
-      native.close();
-    }
-  })();
-}
-
 /** SQLITE_BUSY_SNAPSHOT → SQLITE_BUSY: an extended result code's primary code. */
 function primaryCode(code: string): string {
   return code.split('_').slice(0, 2).join('_');
@@ -282,6 +210,8 @@ export const sqlite: Destination = {
   // INTEGER PRIMARY KEY is the rowid: the next id is always past the largest one.
   restartSerial: () => Promise.resolve(),
   open: (database, opts) => Promise.resolve(openSqliteStore(database, opts)),
-  streamReadOnlyQuery: (database, text, sink, opts) => streamSqlite(database, text, sink, opts.limit),
+  // In a process of its own when the caller names one (`callsync query`): a statement runs in
+  // SQLite's C code, which neither Ctrl-C nor a timer can stop in this process (sqlite-query-process.ts).
+  streamReadOnlyQuery: (database, text, sink, opts) => (opts.isolateIn ? streamSqliteInChild(opts.isolateIn, database, text, sink, opts) : streamSqlite(database, text, sink, opts.limit)),
   mapError: mapSqliteError,
 };
