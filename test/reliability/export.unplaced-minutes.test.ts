@@ -16,6 +16,26 @@ import { settingsAt } from './support/matrix.js';
 const tmp = tempDir('callsync-unplaced-');
 afterAll(() => tmp.cleanup());
 
+/**
+ * The export of each month and the report of the first say `line`; the report's page holds
+ * `pageText`; the query the export's line names (`query`'s group) lists exactly `sessionId`.
+ */
+async function expectSaidEverywhere(o: { config: string; months: string[]; line: RegExp; page: string; pageText: string; query: RegExp; sessionId: string }): Promise<void> {
+  let stderr = '';
+  for (const month of o.months) {
+    const exported = await runCli(['export', 'billing', '--config', o.config, '--month', month, '--format', 'json'], { [KEY_ENV]: TEST_KEY });
+    expect(exported.code, exported.stderr).toBe(0);
+    expect(exported.stderr).toMatch(o.line);
+    stderr ||= exported.stderr;
+  }
+  const report = await runCli(['report', '--config', o.config, '--month', o.months[0]!, '--out', o.page], { [KEY_ENV]: TEST_KEY });
+  expect(report.code, report.stderr).toBe(0);
+  expect(report.stderr).toMatch(o.line);
+  expect(readFileSync(o.page, 'utf8')).toContain(o.pageText);
+  const listed = await runCli(['query', '--config', o.config, '--format', 'json', o.query.exec(stderr)![1]!], { [KEY_ENV]: TEST_KEY });
+  expect((JSON.parse(listed.stdout) as { session_id: string }[]).map((r) => r.session_id)).toEqual([o.sessionId]);
+}
+
 describe('minutes of calls without a start time are said, not silently left out', () => {
   it('export billing and report name the calls and their user-minutes, and the query that lists them', async () => {
     const service = await FakeCallsService.start({ seed: 94, calls: 40, ongoing: 0, spanHours: 1 });
@@ -34,20 +54,7 @@ describe('minutes of calls without a start time are said, not silently left out'
       writeFileSync(config, JSON.stringify({ database, apps: [{ appId: 'app1', region: 'us', apiKeyEnv: KEY_ENV, ...service.baseUrls('app1') }] }));
       const line = new RegExp(`^callsync: warning: app app1 \\(us\\): 1 call\\(s\\) initiated in ${month} hold ${String(minutes).replace('.', '\\.')} user-minutes but no start time, so no period's figures include them; list them with callsync query "select [^"]+"$`, 'm');
 
-      const exported = await runCli(['export', 'billing', '--config', config, '--month', month, '--format', 'json'], { [KEY_ENV]: TEST_KEY });
-      expect(exported.code, exported.stderr).toBe(0);
-      expect(exported.stderr).toMatch(line);
-
-      const page = join(tmp.dir, 'unplaced.html');
-      const report = await runCli(['report', '--config', config, '--month', month, '--out', page], { [KEY_ENV]: TEST_KEY });
-      expect(report.code, report.stderr).toBe(0);
-      expect(report.stderr).toMatch(line);
-      expect(readFileSync(page, 'utf8')).toContain(`1 call(s) initiated in ${month} hold ${minutes} user-minutes but no start time`);
-
-      // The query the line names lists exactly that call.
-      const query = /callsync query "([^"]+)"/.exec(exported.stderr)![1]!;
-      const listed = await runCli(['query', '--config', config, '--format', 'json', query], { [KEY_ENV]: TEST_KEY });
-      expect((JSON.parse(listed.stdout) as { session_id: string }[]).map((r) => r.session_id)).toEqual([unstarted.sessionId]);
+      await expectSaidEverywhere({ config, months: [month], line, page: join(tmp.dir, 'unplaced.html'), pageText: `1 call(s) initiated in ${month} hold ${minutes} user-minutes but no start time`, query: /callsync query "([^"]+)"/, sessionId: unstarted.sessionId });
     } finally {
       await service.close();
     }
@@ -71,21 +78,7 @@ describe('minutes of calls without a start time are said, not silently left out'
       writeFileSync(config, JSON.stringify({ database, apps: [{ appId: 'app1', region: 'us', apiKeyEnv: KEY_ENV, ...service.baseUrls('app1') }] }));
       const line = new RegExp(`^callsync: warning: app app1 \\(us\\): 1 call\\(s\\) hold ${String(minutes).replace('.', '\\.')} user-minutes but no time at all \\(no start, initiation or end\\), so no period's figures include them; list them with callsync query "select [^"]+"$`, 'm');
       // The month the other calls are in, and one far from any call: the note is in both.
-      for (const m of [month, '2001-01']) {
-        const exported = await runCli(['export', 'billing', '--config', config, '--month', m, '--format', 'json'], { [KEY_ENV]: TEST_KEY });
-        expect(exported.code, exported.stderr).toBe(0);
-        expect(exported.stderr).toMatch(line);
-      }
-      const page = join(tmp.dir, 'timeless.html');
-      const report = await runCli(['report', '--config', config, '--month', month, '--out', page], { [KEY_ENV]: TEST_KEY });
-      expect(report.code, report.stderr).toBe(0);
-      expect(report.stderr).toMatch(line);
-      expect(readFileSync(page, 'utf8')).toContain(`1 call(s) hold ${minutes} user-minutes but no time at all`);
-
-      const exported = await runCli(['export', 'billing', '--config', config, '--month', month, '--format', 'json'], { [KEY_ENV]: TEST_KEY });
-      const query = /no time at all[^\n]*callsync query "([^"]+)"/.exec(exported.stderr)![1]!;
-      const listed = await runCli(['query', '--config', config, '--format', 'json', query], { [KEY_ENV]: TEST_KEY });
-      expect((JSON.parse(listed.stdout) as { session_id: string }[]).map((r) => r.session_id)).toEqual([timeless.sessionId]);
+      await expectSaidEverywhere({ config, months: [month, '2001-01'], line, page: join(tmp.dir, 'timeless.html'), pageText: `1 call(s) hold ${minutes} user-minutes but no time at all`, query: /no time at all[^\n]*callsync query "([^"]+)"/, sessionId: timeless.sessionId });
     } finally {
       await service.close();
     }
