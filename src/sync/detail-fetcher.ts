@@ -6,7 +6,7 @@ import type { CallRows, NewRejectedRow } from '../store/schema.js';
 import { apiCallToRows, fingerprint, parseCall } from '../transform/call-rows.js';
 import type { Logger } from '../log/logger.js';
 import { olderThanListed } from './answer-check.js';
-import { fillFromStored, lacksParts, looksUnsettled, withEarlierFields, type StoredAnswer } from './answer-fill.js';
+import { filledKeys, fillFromStored, lacksParts, looksUnsettled, withEarlierFields, type StoredAnswer } from './answer-fill.js';
 import type { ListAudit } from './list-audit.js';
 import type { SettleAudit } from './settle-audit.js';
 import type { PageWrite } from './page-writer.js';
@@ -24,6 +24,9 @@ export interface DetailCounters {
   failedKept: number;
   /** Calls whose list entry did not parse and whose Get Call answer gave nothing usable either (see AppSyncResult). */
   unreadCalls: number;
+  /** Calls listed twice with different entries whose answer left out what only an entry states (see AppSyncResult). */
+  disputedCalls: number;
+  firstDisputed?: string | undefined;
 }
 
 export interface DetailFetcherDeps {
@@ -111,8 +114,12 @@ export class DetailFetcher {
     if (this.#fatal || d.signal?.aborted) return;
     const id = p.call.sessionId;
     if (d.watch.has(id)) this.fetched.add(id);
-    /** `keep`: the stored rows stay as they are, not replaced by the list entry (see #fromStored). */
-    const unusable = (reason: string, kind: 'unusable_detail' | 'get_failed', keep = false): void => {
+    /**
+     * `keep`: the stored rows stay as they are, not replaced by the list entry (see #fromStored).
+     * `disputed`: counted apart (see the relisted check below), and written without the entry's
+     * fingerprint, so the next listing that shows the call asks for it with that entry alone.
+     */
+    const unusable = (reason: string, kind: 'unusable_detail' | 'get_failed', keep = false, disputed = false): void => {
       this.fetched.add(id);
       // A call whose list entry did not parse stays rejected, as it was before it was asked for.
       if (p.unreadableEntry) {
@@ -124,10 +131,13 @@ export class DetailFetcher {
         d.log.warn({ sessionId: id, reason }, 'a list entry that does not parse: Get Call gave no usable details either; it stays in rejected_records');
         return;
       }
-      d.counters.failedCalls++;
+      if (disputed) {
+        d.counters.disputedCalls++;
+        d.counters.firstDisputed ??= `${id.slice(0, 80)}: ${reason.slice(0, 200)}`;
+      } else d.counters.failedCalls++;
       w.retries.push({ sessionId: id, reason: kind });
       if (p.json !== undefined && !keep) {
-        w.rows.push(apiCallToRows(p.call, undefined, { appId: d.appId, region: d.region, now: d.nowSeconds(), source: 'list', listFingerprint: p.listFingerprint, rawJson: p.json, detailError: reason.slice(0, 500) }));
+        w.rows.push(apiCallToRows(p.call, undefined, { appId: d.appId, region: d.region, now: d.nowSeconds(), source: 'list', listFingerprint: disputed ? null : p.listFingerprint, rawJson: p.json, detailError: reason.slice(0, 500) }));
         d.log.warn({ sessionId: id, reason }, 'Get Call gave no usable details; the call is kept as listed and fetched again on later runs');
         return;
       }
@@ -206,6 +216,13 @@ export class DetailFetcher {
     // (stored as answered, a later answer leaving the same out had nothing to take it from: NULL
     // call minutes, ok, probe round 13 F1).
     const listed = p.json !== undefined ? withEarlierFields(p.call, parsed.call) : parsed.call;
+    // Listed twice with different entries: what the answer leaves out is stated by two entries that
+    // may disagree, and taken from either it was stored, ok, from whichever write landed last (a
+    // stale copy's participant minutes, a hostile fake at concurrency 4). No entry is taken then.
+    if (p.relisted && listed !== parsed.call) {
+      unusable(`listed twice in this run with different entries, and Get Call left out ${filledKeys(parsed.call, listed).join(', ')}: which entry states the call as it is now is not known`, 'unusable_detail', false, true);
+      return;
+    }
     // The answer against its list entry: older than it is unusable; more media than an audited
     // entry carried tells the audit (an answer that is the entry's own text needs neither). Judged
     // with what it left out filled: a view without `participants` stated none, partial every run
