@@ -64,6 +64,8 @@ export interface StoredAnswer {
   call: ApiCall;
   /** Stored from its list entry because Get Call gave nothing usable (calls.detail_error): not an answer of Get Call. */
   lackedDetails: boolean;
+  /** The payload is a list entry (details_source 'list': stored as listed, or kept after lackedDetails). */
+  fromList?: boolean;
 }
 
 /**

@@ -50,6 +50,11 @@ export interface Pending {
    * not known, so what Get Call leaves out cannot be taken from this one (see DetailFetcher).
    */
   relisted?: boolean;
+  /**
+   * An audited entry that got no comparable answer (on the retry list as `unanswered_audit`): the
+   * answer is compared with the entry it is stored from (see ListAudit.unanswered).
+   */
+  owedAudit?: boolean;
 }
 
 /** A call known only by its id (live, on the retry list, unsettled): Get Call supplies all of it. */
@@ -179,7 +184,7 @@ export function planPage(valid: readonly ListedEntry[], ctx: PlanContext): PageP
     // written, the later write won by timing (writes of earlier pages are dropped when written, see
     // supersededOn).
     const relisted = before !== undefined;
-    if (relisted) withdraw(plan, id);
+    if (relisted) withdraw(plan, id, ctx.audit);
     const route = !ctx.refetch && !relisted && !recheck && ctx.detailFetch === 'auto' && listEntryIsComplete(v.call) ? (ctx.audit?.route(v.call) ?? 'list') : 'get';
     if (route === 'list') {
       plan.listRows.push(apiCallToRows(v.call, v.raw, { appId: ctx.appId, region: ctx.region, now: ctx.now, source: 'list', listFingerprint: v.fp, rawJson: v.json }));
@@ -191,9 +196,12 @@ export function planPage(valid: readonly ListedEntry[], ctx: PlanContext): PageP
 }
 
 /** Drops what this page decided for a call listed again on it (rare: scanned only then). */
-function withdraw(plan: PagePlan, id: string): void {
+function withdraw(plan: PagePlan, id: string, audit: ListAudit | undefined): void {
   const row = plan.listRows.findIndex((r) => r.call.session_id === id);
   if (row >= 0) plan.listRows.splice(row, 1);
   const p = plan.pending.findIndex((x) => x.call.sessionId === id);
-  if (p >= 0) plan.pending.splice(p, 1);
+  if (p < 0) return;
+  // An audit never asked is not done: its budget goes to a later entry.
+  if (plan.pending[p]!.audit) audit?.unanswered(plan.pending[p]!.call);
+  plan.pending.splice(p, 1);
 }

@@ -183,7 +183,7 @@ export async function syncApp(deps: SyncDeps, settings: Settings, app: AppSettin
       storedAnswer: async (id) => {
         const stored = await loadStoredPayload(db, app.appId, app.region, id);
         const call = previousAnswer(id, stored?.rawJson);
-        return call && { call, lackedDetails: stored?.detailError != null };
+        return call && { call, lackedDetails: stored?.detailError != null, fromList: stored?.source === 'list' };
       },
     });
     const fetchAndWrite = async (pending: Pending[]): Promise<void> => {
@@ -297,10 +297,12 @@ export async function syncApp(deps: SyncDeps, settings: Settings, app: AppSettin
     if (!fetcher.fatal && !backfill) {
       await followUpFetches({
         db, appId: app.appId, region: app.region, now: unixSeconds(clock), liveMaxDays: settings.liveMaxDays, settleDays: settings.settleDays,
-        listedLive, fetched: fetcher.fetched, fetchAndWrite, refetchListed: audit?.refetchListed, runStartedAt, settle, stopped: () => fetcher.fatal !== undefined || opts.signal?.aborted === true,
+        listedLive, fetched: fetcher.fetched, fetchAndWrite, refetchListed: () => audit?.refetchListed, runStartedAt, settle, stopped: () => fetcher.fatal !== undefined || opts.signal?.aborted === true,
       });
       await writer.flush();
       writer.throwIfFailed();
+      const late = audit ? await audit.save(db, app.appId, app.region) : undefined;
+      if (late) log.warn({ reason: late.reason }, late.line);
       const changed = settle ? await settle.save(db, app.appId, app.region) : undefined;
       if (changed) log.warn({ reason: changed.reason }, changed.line);
     }
