@@ -4,7 +4,7 @@ import { ApiError, refusesKey } from '../source/errors.js';
 import type { ApiCall } from '../source/schemas.js';
 import type { RetryReason } from '../store/retries-repo.js';
 import type { CallRows, NewRejectedRow } from '../store/schema.js';
-import { apiCallToRows, fingerprint, parseCall } from '../transform/call-rows.js';
+import { apiCallToRows, fingerprint, parseCall, rowsToCompare } from '../transform/call-rows.js';
 import type { Logger } from '../log/logger.js';
 import { olderThanListed } from './answer-check.js';
 import { filledKeys, fillFromStored, lacksParts, looksUnsettled, withEarlierFields, type StoredAnswer } from './answer-fill.js';
@@ -138,11 +138,12 @@ export class DetailFetcher {
     if (p.owedAudit) this.#withdraw(id);
     // An audit without a comparable answer stays owed: the retry pass asks for it again, in this
     // run and later ones, and compares that answer with the entry (see follow-ups).
-    const retry = (reason: RetryReason): void => void w.retries.push({ sessionId: id, reason: p.audit || p.owedAudit ? 'unanswered_audit' : reason });
+    let owed = p.audit === true || p.owedAudit === true;
+    const retry = (reason: RetryReason): void => void w.retries.push({ sessionId: id, reason: owed ? 'unanswered_audit' : reason });
     const failed = (kept: boolean): void => {
       d.counters.failedCalls++;
       if (kept) d.counters.failedKept++;
-      if (p.audit || p.owedAudit) this.#auditFailed.set(id, kept);
+      if (owed) this.#auditFailed.set(id, kept);
     };
     /**
      * `keep`: the stored rows stay as they are, not replaced by the list entry (see #fromStored).
@@ -285,6 +286,14 @@ export class DetailFetcher {
       unusable(`Get Call answered an older state of the call than the list entry it is stored from (${behind})`, 'unusable_detail', true);
       return;
     }
+    // An audit asked again is compared as its first answer would have been (filled from its
+    // entry), also when that fill is not stored below: Get Call leaving out participants made every
+    // such answer provisional, and the audit was owed for good, the media finding never made.
+    if (p.owedAudit && entry) {
+      const got = stored?.call ?? listed;
+      d.audit?.check(entry, got, rowsToCompare(got));
+      owed = false;
+    }
     // What the stored answer supplies may no longer hold (fillFromStored): then this is no answer.
     if (stored?.provisional) {
       // Asked again to compare: the answer differs from what is stored, so details do change.
@@ -299,7 +308,6 @@ export class DetailFetcher {
     if (p.settle && d.settle && !d.settle.changed(id, p.settle, call, text)) return;
     const row = this.#store(call, text, p, now, w, onLive);
     if (p.audit) d.audit?.check(p.call, call, row);
-    else if (p.owedAudit && entry) d.audit?.check(entry, call, row);
   }
 
   /**

@@ -188,4 +188,29 @@ describe('list entries with media are audited against Get Call', () => {
       await service.close();
     }
   });
+
+  // The same replica behind a Get Call that leaves out `participants`: an audited call asked again
+  // by id is filled from the entry it is stored from, which (stored after an unusable answer) only
+  // provisionally states them, so it was never compared and stayed owed for good: the finding never
+  // made, the calls stored from capped entries kept 1 of 2 recordings on every run.
+  it('the first Get lagging and Get Call leaving out participants: the audits asked again still find the cap; every recording missing is on a call the run says lacks details', async () => {
+    const service = await start({ seed: 48, getOmits: ['participants'], recordings: { every: 2, listed: 'first', staleFirstGet: true } });
+    try {
+      const database = join(tmp.dir, 'lagging-without-participants.db');
+      const settings = settingsAt(service.baseUrls('app1'), database, SETTINGS);
+      for (let run = 1; run <= 3; run++) {
+        const r = (await syncWith(settings)).results[0]!;
+        const missing = recordingsMissing(service, await recordingsStored(database));
+        if (r.status === 'ok') expect(missing, `run ${run}: ok`).toEqual([]);
+        if (run < 2) continue;
+        // From the second run: what is missing is only on calls on the retry list, which the run counts.
+        const retried = new Set(await withStore(database, async ({ db }) => (await db.selectFrom('detail_retries').select('session_id').execute()).map((x) => x.session_id)));
+        expect(missing.filter((id) => !retried.has(id)), `run ${run}`).toEqual([]);
+        expect(r.failedCalls, `run ${run}`).toBe(retried.size);
+      }
+      expect(await setting(database)).toMatch(/^List Calls entries leave media out/);
+    } finally {
+      await service.close();
+    }
+  });
 });
