@@ -1,7 +1,9 @@
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, describe, expect, it } from 'vitest';
-import { syncWith, tempDir, withStore } from '../helpers/harness.js';
+import { runCli } from '../helpers/cli.js';
+import { KEY_ENV, syncWith, tempDir, TEST_KEY, withStore } from '../helpers/harness.js';
 import { FakeCallsService, type FakeCall, type FakeOptions } from './support/fake-calls-service.js';
 import { settingsAt } from './support/matrix.js';
 import { pathAndPage, relay, startProxy, viaProxy } from './support/servers.js';
@@ -84,20 +86,20 @@ describe('a call listed on two pages, changed in between, the earlier page writt
     return { service, proxy, x, truth: truth.map((p) => p.totalDuration), stored, close: async () => (await proxy.close(), await service.close()) };
   }
 
-  it('Get Call leaving out participants (each answer filled from its own entry): partial naming the call, then the current participants, ok', async () => {
+  it('Get Call leaving out participants (each answer filled from its own entry): `callsync sync` partial (exit 1) naming the call, then the current participants, ok', async () => {
     const t = await setUp({ getOmits: ['participants'] }, (x) => x.sessionId);
     try {
       const database = join(tmp.dir, 'two-pages-omits.db');
-      const settings = settingsAt(viaProxy(t.proxy.url, 'app1'), database, { ...RACE, detailFetch: 'always' });
-      const first = (await syncWith(settings)).results[0]!;
-      const after = await t.stored(database);
+      const config = join(tmp.dir, 'two-pages-omits.json');
+      writeFileSync(config, JSON.stringify({ database, ...RACE, detailFetch: 'always', liveMaxDays: 3650, apps: [{ appId: 'app1', region: 'us', apiKeyEnv: KEY_ENV, requestsPerMinute: 100_000, ...viaProxy(t.proxy.url, 'app1') }] }));
+      const first = await runCli(['sync', '--config', config], { [KEY_ENV]: TEST_KEY });
       // Never ok with the stale minutes: partial, naming the call, its entry kept with detail_error.
-      expect(first.status).toBe('partial');
-      expect(first.error).toContain(`listed twice with different entries while Get Call left out what the entries state (first: ${t.x.sessionId}: listed twice in this run with different entries, and Get Call left out participants`);
-      expect(after.detailError).toMatch(/^listed twice in this run with different entries/);
+      expect(first.code, first.stderr).toBe(1);
+      expect(first.stdout + first.stderr).toContain(`listed twice with different entries while Get Call left out what the entries state (first: ${t.x.sessionId}: listed twice in this run with different entries, and Get Call left out participants`);
+      expect((await t.stored(database)).detailError).toMatch(/^listed twice in this run with different entries/);
 
-      const second = (await syncWith(settings)).results[0]!;
-      expect(second.status, second.error).toBe('ok');
+      const second = await runCli(['sync', '--config', config], { [KEY_ENV]: TEST_KEY });
+      expect(second.code, second.stdout + second.stderr).toBe(0);
       expect(await t.stored(database)).toEqual({ minutes: t.truth, detailError: null });
     } finally {
       await t.close();
