@@ -3,8 +3,11 @@ import type { Database } from './schema.js';
 
 type Db = Kysely<Database> | Transaction<Database>;
 
-/** Why a call is on the retry list. */
-export type RetryReason = 'unusable_detail' | 'get_failed' | 'live_not_found' | 'unconfirmed_not_found' | 'unreadable_entry';
+/**
+ * Why a call is on the retry list. `unanswered_audit`: an audited list entry whose Get Call gave no
+ * comparable answer; the next answer is compared with the entry (see ListAudit).
+ */
+export type RetryReason = 'unusable_detail' | 'get_failed' | 'live_not_found' | 'unconfirmed_not_found' | 'unreadable_entry' | 'unanswered_audit';
 
 export interface RetryEntry {
   sessionId: string;

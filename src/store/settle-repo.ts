@@ -57,16 +57,16 @@ export interface StoredCallRows {
  * The stored payload of one call (the answer it was last written from) and its detail_error (set:
  * the payload is its list entry, kept because Get Call gave nothing usable); undefined when none.
  */
-export async function loadStoredPayload(db: Db, appId: string, region: string, sessionId: string): Promise<{ rawJson: string; detailError: string | null } | undefined> {
+export async function loadStoredPayload(db: Db, appId: string, region: string, sessionId: string): Promise<{ rawJson: string; detailError: string | null; source: string } | undefined> {
   const row = await db
     .selectFrom('calls')
     .innerJoin('call_payload_rows as payload', 'payload.call_id', 'calls.call_id')
-    .select(['payload.raw_json as raw_json', 'calls.detail_error as detail_error'])
+    .select(['payload.raw_json as raw_json', 'calls.detail_error as detail_error', 'calls.details_source as details_source'])
     .where('app_id', '=', appId)
     .where('region', '=', region)
     .where('session_id', '=', sessionId)
     .executeTakeFirst();
-  return row ? { rawJson: row.raw_json, detailError: row.detail_error } : undefined;
+  return row ? { rawJson: row.raw_json, detailError: row.detail_error, source: row.details_source } : undefined;
 }
 
 /** The stored rows of these calls (by sessionId), read back to compare with a new answer. */

@@ -32,6 +32,12 @@ export function withEarlierFields(earlier: ApiCall, got: ApiCall): ApiCall {
   return (out ?? got) as ApiCall;
 }
 
+/** The top-level fields `filled` has that the answer `got` left out (taken from an earlier statement). */
+export function filledKeys(got: ApiCall, filled: ApiCall): string[] {
+  const have = got as Record<string, unknown>;
+  return Object.keys(filled).filter((k) => have[k] === undefined && (filled as Record<string, unknown>)[k] !== undefined);
+}
+
 /** Top-level fields an answer may leave out that a stored call's earlier answer can supply. */
 const PARTS = ['participants', 'recordings', 'transcriptions', 'totalParticipants', 'startedAt', 'endedAt', 'totalAudioMinutes', 'totalVideoMinutes', 'totalDurationInMinutes', 'totalDuration', 'hasRecording'] as const;
 /** Of PARTS, those that change until a call settles (startedAt does not). */
@@ -58,6 +64,8 @@ export interface StoredAnswer {
   call: ApiCall;
   /** Stored from its list entry because Get Call gave nothing usable (calls.detail_error): not an answer of Get Call. */
   lackedDetails: boolean;
+  /** The payload is a list entry (details_source 'list': stored as listed, or kept after lackedDetails). */
+  fromList?: boolean;
 }
 
 /**

@@ -2,11 +2,12 @@ import type pLimit from 'p-limit';
 import type { CallsApi, GetListedCallResult } from '../source/calls-api.js';
 import { ApiError, refusesKey } from '../source/errors.js';
 import type { ApiCall } from '../source/schemas.js';
+import type { RetryReason } from '../store/retries-repo.js';
 import type { CallRows, NewRejectedRow } from '../store/schema.js';
-import { apiCallToRows, fingerprint, parseCall } from '../transform/call-rows.js';
+import { apiCallToRows, fingerprint, parseCall, rowsToCompare } from '../transform/call-rows.js';
 import type { Logger } from '../log/logger.js';
 import { olderThanListed } from './answer-check.js';
-import { fillFromStored, lacksParts, looksUnsettled, withEarlierFields, type StoredAnswer } from './answer-fill.js';
+import { filledKeys, fillFromStored, lacksParts, looksUnsettled, withEarlierFields, type StoredAnswer } from './answer-fill.js';
 import type { ListAudit } from './list-audit.js';
 import type { SettleAudit } from './settle-audit.js';
 import type { PageWrite } from './page-writer.js';
@@ -24,6 +25,9 @@ export interface DetailCounters {
   failedKept: number;
   /** Calls whose list entry did not parse and whose Get Call answer gave nothing usable either (see AppSyncResult). */
   unreadCalls: number;
+  /** Calls listed twice with different entries whose answer left out what only an entry states (see AppSyncResult). */
+  disputedCalls: number;
+  firstDisputed?: string | undefined;
 }
 
 export interface DetailFetcherDeps {
@@ -80,6 +84,11 @@ export class DetailFetcher {
    * (a hostile fake) named no group, and the group's members were never synced, ok.
    */
   readonly groups = new Set<string>();
+  /**
+   * Audited calls counted as lacking details in this run (and whether as kept): asked again by the
+   * retry pass, their count is withdrawn first, so the answer there decides (see ListAudit.unanswered).
+   */
+  readonly #auditFailed = new Map<string, boolean>();
 
   constructor(private readonly d: DetailFetcherDeps) {}
 
@@ -102,8 +111,23 @@ export class DetailFetcher {
     const { d } = this;
     const w: PageWrite = { rows: listRows, rejects, notFoundIds: [], retries: [], cleared: [] };
     d.counters.detailFetches += pending.length;
-    await Promise.all(pending.map((p) => d.limit(() => this.#one(p, w, onLive))));
+    await Promise.all(pending.map((p) => d.limit(() => (p.audit ? this.#audited(p, w, onLive) : this.#one(p, w, onLive)))));
     return w;
+  }
+
+  /** An audited entry: when its answer was not compared with it (see #one), the audit is not done. */
+  async #audited(p: Pending, w: PageWrite, onLive: (id: string) => void): Promise<void> {
+    await this.#one(p, w, onLive);
+    this.d.audit?.unanswered(p.call);
+  }
+
+  /** An audit asked again: what its first answer counted is withdrawn, this answer counts instead. */
+  #withdraw(id: string): void {
+    const kept = this.#auditFailed.get(id);
+    if (kept === undefined) return;
+    this.#auditFailed.delete(id);
+    this.d.counters.failedCalls--;
+    if (kept) this.d.counters.failedKept--;
   }
 
   async #one(p: Pending, w: PageWrite, onLive: (id: string) => void): Promise<void> {
@@ -111,8 +135,22 @@ export class DetailFetcher {
     if (this.#fatal || d.signal?.aborted) return;
     const id = p.call.sessionId;
     if (d.watch.has(id)) this.fetched.add(id);
-    /** `keep`: the stored rows stay as they are, not replaced by the list entry (see #fromStored). */
-    const unusable = (reason: string, kind: 'unusable_detail' | 'get_failed', keep = false): void => {
+    if (p.owedAudit) this.#withdraw(id);
+    // An audit without a comparable answer stays owed: the retry pass asks for it again, in this
+    // run and later ones, and compares that answer with the entry (see follow-ups).
+    let owed = p.audit === true || p.owedAudit === true;
+    const retry = (reason: RetryReason): void => void w.retries.push({ sessionId: id, reason: owed ? 'unanswered_audit' : reason });
+    const failed = (kept: boolean): void => {
+      d.counters.failedCalls++;
+      if (kept) d.counters.failedKept++;
+      if (owed) this.#auditFailed.set(id, kept);
+    };
+    /**
+     * `keep`: the stored rows stay as they are, not replaced by the list entry (see #fromStored).
+     * `disputed`: counted apart (see the relisted check below), and written without the entry's
+     * fingerprint, so the next listing that shows the call asks for it with that entry alone.
+     */
+    const unusable = (reason: string, kind: 'unusable_detail' | 'get_failed', keep = false, disputed = false): void => {
       this.fetched.add(id);
       // A call whose list entry did not parse stays rejected, as it was before it was asked for.
       if (p.unreadableEntry) {
@@ -124,14 +162,17 @@ export class DetailFetcher {
         d.log.warn({ sessionId: id, reason }, 'a list entry that does not parse: Get Call gave no usable details either; it stays in rejected_records');
         return;
       }
-      d.counters.failedCalls++;
-      w.retries.push({ sessionId: id, reason: kind });
+      const listed = p.json !== undefined && !keep;
+      if (disputed) {
+        d.counters.disputedCalls++;
+        d.counters.firstDisputed ??= `${id.slice(0, 80)}: ${reason.slice(0, 200)}`;
+      } else failed(!listed);
+      retry(kind);
       if (p.json !== undefined && !keep) {
-        w.rows.push(apiCallToRows(p.call, undefined, { appId: d.appId, region: d.region, now: d.nowSeconds(), source: 'list', listFingerprint: p.listFingerprint, rawJson: p.json, detailError: reason.slice(0, 500) }));
+        w.rows.push(apiCallToRows(p.call, undefined, { appId: d.appId, region: d.region, now: d.nowSeconds(), source: 'list', listFingerprint: disputed ? null : p.listFingerprint, rawJson: p.json, detailError: reason.slice(0, 500) }));
         d.log.warn({ sessionId: id, reason }, 'Get Call gave no usable details; the call is kept as listed and fetched again on later runs');
         return;
       }
-      d.counters.failedKept++;
       d.log.warn({ sessionId: id, reason }, 'Get Call gave no usable details for a call asked for again; what is stored of it is kept, and it is fetched again on later runs');
     };
     let got: GetListedCallResult;
@@ -164,12 +205,12 @@ export class DetailFetcher {
         // proxy's page during a deploy: believed at once, it marked calls that exist as gone for
         // good, found by a hostile fake): asked again on the next runs before it is taken as gone;
         // meanwhile it lacks details like any call Get Call could not supply.
-        d.counters.failedCalls++;
-        w.retries.push({ sessionId: id, reason: p.live ? 'live_not_found' : 'unconfirmed_not_found' });
+        failed(p.json === undefined);
+        retry(p.live ? 'live_not_found' : 'unconfirmed_not_found');
         const why = p.live ? 'Get Call did not know this live call' : 'Get Call answered 404 without ERR_CALL_SESSION_NOT_FOUND';
         if (p.json !== undefined) {
           w.rows.push(apiCallToRows(p.call, undefined, { appId: d.appId, region: d.region, now, source: 'list', listFingerprint: p.listFingerprint, rawJson: p.json, detailError: `${why} (run ${strike} of ${LIVE_NOT_FOUND_RUNS} before it is taken as gone)` }));
-        } else d.counters.failedKept++;
+        }
         return;
       }
       d.counters.notFound++;
@@ -187,9 +228,14 @@ export class DetailFetcher {
       // Get Call answered the list entry's own text: the call as listed, with its details source
       // the detail fetch (the service stated them twice).
       const stored = this.#mayFill(p, p.call) ? await this.#fromStored(p.call) : undefined;
-      if (stored?.provisional) unusable(PROVISIONAL, 'unusable_detail', true);
-      else if (stored) this.#store(stored.call, JSON.stringify(stored.call) ?? got.asListed, p, now, w, onLive);
+      if (stored?.provisional) {
+        unusable(PROVISIONAL, 'unusable_detail', true);
+        return;
+      }
+      if (stored) this.#store(stored.call, JSON.stringify(stored.call) ?? got.asListed, p, now, w, onLive);
       else this.#store(p.call, got.asListed, p, now, w, onLive);
+      // An audit answered with the entry itself: nothing to compare, but done.
+      if (p.audit) d.audit?.agreed(p.call);
       return;
     }
     // A Get body equal to the list entry (spelt differently: spacing, escapes) parses to the same
@@ -206,6 +252,13 @@ export class DetailFetcher {
     // (stored as answered, a later answer leaving the same out had nothing to take it from: NULL
     // call minutes, ok, probe round 13 F1).
     const listed = p.json !== undefined ? withEarlierFields(p.call, parsed.call) : parsed.call;
+    // Listed twice with different entries: what the answer leaves out is stated by two entries that
+    // may disagree, and taken from either it was stored, ok, from whichever write landed last (a
+    // stale copy's participant minutes, a hostile fake at concurrency 4). No entry is taken then.
+    if (p.relisted && listed !== parsed.call) {
+      unusable(`listed twice in this run with different entries, and Get Call left out ${filledKeys(parsed.call, listed).join(', ')}: which entry states the call as it is now is not known`, 'unusable_detail', false, true);
+      return;
+    }
     // The answer against its list entry: older than it is unusable; more media than an audited
     // entry carried tells the audit (an answer that is the entry's own text needs neither). Judged
     // with what it left out filled: a view without `participants` stated none, partial every run
@@ -215,9 +268,32 @@ export class DetailFetcher {
       unusable(`Get Call answered an older state of the call than its list entry (${older})`, 'unusable_detail');
       return;
     }
-    // A call asked again to compare (SettleAudit) has its previous answer at hand.
+    // A call asked again to compare (SettleAudit) has its previous answer at hand; one asked by id
+    // otherwise (live, retried, unsettled, stored from its entry) has what is stored of it read,
+    // whole answer or not (see `entry` below); a listed one only when its answer lacks parts.
     const previous = p.settle?.previous;
-    const stored = previous ? fillFromStored(listed, { call: previous, lackedDetails: false }) : this.#mayFill(p, listed) ? await this.#fromStored(listed) : undefined;
+    const before = p.json === undefined && !p.settle ? await d.storedAnswer?.(id) : undefined;
+    let stored: { call: ApiCall; provisional: boolean } | undefined;
+    if (previous) stored = fillFromStored(listed, { call: previous, lackedDetails: false });
+    else if (before) stored = lacksParts(listed) ? fillFromStored(listed, before) : undefined;
+    else if (this.#mayFill(p, listed)) stored = await this.#fromStored(listed);
+    // Stored from its list entry, the call is judged against that entry as a listed one is: a
+    // lagging replica's older state (no recordings) replaced the entry's recordings when calls
+    // stored from entries were fetched again after the media finding, ok (fuzz c06).
+    const entry = before?.fromList ? before.call : undefined;
+    const behind = entry ? olderThanListed(entry, stored?.call ?? listed) : undefined;
+    if (behind) {
+      unusable(`Get Call answered an older state of the call than the list entry it is stored from (${behind})`, 'unusable_detail', true);
+      return;
+    }
+    // An audit asked again is compared as its first answer would have been (filled from its
+    // entry), also when that fill is not stored below: Get Call leaving out participants made every
+    // such answer provisional, and the audit was owed for good, the media finding never made.
+    if (p.owedAudit && entry) {
+      const got = stored?.call ?? listed;
+      d.audit?.check(entry, got, rowsToCompare(got));
+      owed = false;
+    }
     // What the stored answer supplies may no longer hold (fillFromStored): then this is no answer.
     if (stored?.provisional) {
       // Asked again to compare: the answer differs from what is stored, so details do change.
@@ -239,8 +315,8 @@ export class DetailFetcher {
    * answer (with its entry's fields) leaves something out: that comes from the answer it was last
    * written from (an answer without participants or recordings deleted the stored ones, ok: probe
    * round 11 F1). Undefined when nothing was filled. `provisional`: what it filled may no longer
-   * hold (see fillFromStored). Asked only when #mayFill: a whole answer, or a call not stored,
-   * costs no read (and no await on the hot path of a first sync).
+   * hold (see fillFromStored). Asked only when #mayFill (a call asked by id has it read in #one):
+   * a whole answer, or a call not stored, costs no read (and no await on the hot path of a first sync).
    */
   async #fromStored(call: ApiCall): Promise<{ call: ApiCall; provisional: boolean } | undefined> {
     const before = await this.d.storedAnswer?.(call.sessionId);
@@ -248,7 +324,7 @@ export class DetailFetcher {
   }
 
   #mayFill(p: Pending, call: ApiCall): boolean {
-    return !p.settle && (p.json === undefined || p.stored === true) && this.d.storedAnswer !== undefined && lacksParts(call);
+    return !p.settle && p.json !== undefined && p.stored === true && this.d.storedAnswer !== undefined && lacksParts(call);
   }
 
   /** The rows of a call Get Call supplied (its text `json`), and it leaves the retry list. */

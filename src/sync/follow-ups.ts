@@ -21,8 +21,12 @@ export interface FollowUpInput {
   listedLive: ReadonlySet<string>;
   /** Calls Get Call was already asked for in this run. */
   fetched: ReadonlySet<string>;
-  /** List entries are known to leave media out (`media`) or to differ from Get Call (`all`): calls stored from them are fetched again. */
-  refetchListed: RefetchListed;
+  /**
+   * List entries are known to leave media out (`media`) or to differ from Get Call (`all`): calls
+   * stored from them are fetched again. Asked after the other passes: an audit answered in the
+   * retry pass may make the finding.
+   */
+  refetchListed: () => RefetchListed;
   /** Unix seconds this run started: calls written since were written by it. */
   runStartedAt: number;
   /** Audits fetched calls against a later answer (see SettleAudit); absent: no audit (a backfill). */
@@ -74,10 +78,12 @@ export async function followUpFetches(input: FollowUpInput): Promise<FollowUpRes
   out.live = live.length;
   await run(live.map((id) => pendingById(id, { live: true, retryAttempts: attempts.get(id)?.attempts ?? 0 })));
 
-  const again = retries.filter((r) => !skip(r.sessionId));
+  // An audit without a comparable answer is asked again even when this run's listing asked for it:
+  // a replica lagging once answers now, and the audit is done in the run that stored the entries.
+  const again = retries.filter((r) => (r.reason === 'unanswered_audit' ? !done.has(r.sessionId) : !skip(r.sessionId)));
   for (const r of again) done.add(r.sessionId);
   out.retried = again.length;
-  await run(again.map((r) => pendingById(r.sessionId, { live: r.reason === 'live_not_found', retryAttempts: r.attempts, ...(r.reason === 'unreadable_entry' ? { unreadableEntry: true } : {}) })));
+  await run(again.map((r) => pendingById(r.sessionId, { live: r.reason === 'live_not_found', retryAttempts: r.attempts, ...(r.reason === 'unreadable_entry' ? { unreadableEntry: true } : {}), ...(r.reason === 'unanswered_audit' ? { owedAudit: true } : {}) })));
 
   const unsettled = (await listUnsettledCalls(db, appId, region, now - input.settleDays * 86_400)).filter((id) => !skip(id));
   for (const id of unsettled) done.add(id);
@@ -99,8 +105,9 @@ export async function followUpFetches(input: FollowUpInput): Promise<FollowUpRes
     }
   }
 
-  if (input.refetchListed !== undefined) {
-    const listed = (await listCallsStoredFromList(db, appId, region, input.refetchListed)).filter((id) => !skip(id));
+  const refetch = input.refetchListed();
+  if (refetch !== undefined) {
+    const listed = (await listCallsStoredFromList(db, appId, region, refetch)).filter((id) => !skip(id));
     out.listed = listed.length;
     await run(listed.map((id) => pendingById(id)));
   }

@@ -42,6 +42,9 @@ export type RefetchListed = 'media' | 'all' | undefined;
 
 const isPowerOfTwo = (n: number): boolean => (n & (n - 1)) === 0;
 
+/** The budgets an audit was routed under (given back when it gets no comparable answer). */
+type Slot = 'first' | 'spread' | 'spreadMedia' | 'media' | 'rich';
+
 /**
  * Whether complete-looking list entries are what Get Call answers. The list's fields are not
  * documented (entries "can include" participants and media), so an entry that carries everything
@@ -53,24 +56,40 @@ const isPowerOfTwo = (n: number): boolean => (n & (n - 1)) === 0;
  * trusted again for that app and region; when it states anything else, no list entry is: both are
  * remembered in `callsync_settings`, and the calls stored from such entries are fetched again (see
  * follow-ups). A call that changed between its listing and its Get looks the same; that costs
- * requests, never minutes.
+ * requests, never minutes. An audit whose Get Call gives no comparable answer is not done (see
+ * unanswered): it stays on the retry list until an answer is compared with its entry.
  */
 export class ListAudit {
   /** Complete-looking entries routed in this run. */
   #seen = 0;
   /** Of them, those carrying media. */
   #seenMedia = 0;
+  #first = FIRST_AUDITS;
   #spread = SPREAD_AUDITS;
   #spreadMedia = SPREAD_AUDITS;
   #media = MEDIA_AUDITS;
   #rich = RICHEST_AUDITS;
-  /** The most media items (recordings and transcriptions) of an entry audited in this run. */
+  /**
+   * The most media items (recordings and transcriptions) of an entry audited in this run, answered
+   * or still awaiting its answer (so that entries routed meanwhile are not all audited as richer).
+   */
   #mostAudited = 0;
+  /** Of them, the most of an audit Get Call answered comparably. */
+  #mostAnswered = 0;
+  /** Audits routed in this run still awaiting a comparable answer: their media items and the budgets they took. */
+  readonly #open = new Map<string, { items: number; slots: Slot[] }>();
+  /**
+   * Budgets given back by audits that got no comparable answer, at most this many in a run: a
+   * service that never answers one comparably does not make every entry an audit.
+   */
+  #returns = AUDITS_PER_RUN;
   #omits: string | undefined;
   #differs: string | undefined;
   /** What this run found: media left out, or anything else stated otherwise. */
   #foundMedia: string | undefined;
   #foundDiffers: string | undefined;
+  /** Findings already saved (see save: it is called again after the follow-up passes). */
+  #saved = { media: false, differs: false };
 
   /** Why earlier runs stopped trusting entries with media (`omits`) or any entry (`differs`). */
   constructor(omits: string | undefined, differs: string | undefined = undefined) {
@@ -89,34 +108,78 @@ export class ListAudit {
     const items = m.recordings + m.transcriptions;
     if (items > 0 && this.#omits !== undefined) return 'get';
     const n = ++this.#seen;
-    let audit = n <= FIRST_AUDITS;
-    if (!audit && n >= 16 && isPowerOfTwo(n) && this.#spread > 0) {
+    const slots: Slot[] = [];
+    if (this.#first > 0) {
+      this.#first--;
+      slots.push('first');
+    }
+    if (slots.length === 0 && n >= 16 && isPowerOfTwo(n) && this.#spread > 0) {
       this.#spread--;
-      audit = true;
+      slots.push('spread');
     }
     if (items > 0) {
       const k = ++this.#seenMedia;
-      if (!audit && k >= 16 && isPowerOfTwo(k) && this.#spreadMedia > 0) {
+      if (slots.length === 0 && k >= 16 && isPowerOfTwo(k) && this.#spreadMedia > 0) {
         this.#spreadMedia--;
-        audit = true;
+        slots.push('spreadMedia');
       }
       if (this.#media > 0) {
         this.#media--;
-        audit = true;
-      } else if (!audit && this.#rich > 0 && items > this.#mostAudited) {
+        slots.push('media');
+      } else if (slots.length === 0 && this.#rich > 0 && items > this.#mostAudited) {
         this.#rich--;
-        audit = true;
+        slots.push('rich');
       }
-      if (audit) this.#mostAudited = Math.max(this.#mostAudited, items);
+      if (slots.length > 0) this.#mostAudited = Math.max(this.#mostAudited, items);
     }
-    return audit ? 'audit' : 'list';
+    if (slots.length === 0) return 'list';
+    this.#open.set(call.sessionId, { items, slots });
+    return 'audit';
+  }
+
+  /**
+   * An audit that got no comparable answer (an older state than its entry, an error, nothing
+   * usable, or its entry withdrawn): it does not count as done. Its budgets go back, so a later
+   * entry is audited in its place, and its media no longer stand for the most audited. A lagging
+   * replica answering each call's first Get with an older state spent every audit so: the finding
+   * that entries cap recordings was never made, and calls stored from capped entries kept 1 of 2
+   * recordings, ok (fuzz c06). The call itself is asked again (see DetailFetcher, follow-ups).
+   */
+  unanswered(call: ApiCall): void {
+    const open = this.#open.get(call.sessionId);
+    if (!open) return;
+    this.#open.delete(call.sessionId);
+    if (this.#returns > 0) {
+      this.#returns--;
+      for (const slot of open.slots) {
+        if (slot === 'first') this.#first++;
+        else if (slot === 'spread') this.#spread++;
+        else if (slot === 'spreadMedia') this.#spreadMedia++;
+        else if (slot === 'media') this.#media++;
+        else this.#rich++;
+      }
+    }
+    this.#mostAudited = this.#mostAnswered;
+    for (const o of this.#open.values()) this.#mostAudited = Math.max(this.#mostAudited, o.items);
+  }
+
+  /** An audited call Get Call answered with its list entry's own text: done, nothing differs. */
+  agreed(listed: ApiCall): void {
+    this.#answered(listed);
+  }
+
+  /** The audit of `listed` got a comparable answer: it counts as done. */
+  #answered(listed: ApiCall): void {
+    const l = mediaOf(listed);
+    if (this.#open.delete(listed.sessionId)) this.#mostAnswered = Math.max(this.#mostAnswered, l.recordings + l.transcriptions);
   }
 
   /** Compares what Get Call answered for an audited call (`got`, as it is stored, and its rows) with its list entry. */
   check(listed: ApiCall, got: ApiCall, gotRows: CallRows): void {
+    this.#answered(listed);
     if (this.#differs !== undefined) return;
-    const id = listed.sessionId.slice(0, 80);
     const l = mediaOf(listed);
+    const id = listed.sessionId.slice(0, 80);
     const g = mediaOf(got);
     // More media in Get Call is the media finding (also for audits already under way when it was made).
     if (g.recordings > l.recordings || g.transcriptions > l.transcriptions) {
@@ -148,15 +211,17 @@ export class ListAudit {
 
   /**
    * Remembers what this run found against the app and region. Returns the line to log (once) and
-   * why, when this run found anything.
+   * why, when this run found anything not saved before: it is called after the listing, and again
+   * after the follow-up passes (an audit asked again there may make a finding).
    */
   async save(db: Db, appId: string, region: string): Promise<{ line: string; reason: string } | undefined> {
-    if (this.#foundMedia !== undefined) await saveSetting(db, omitsMediaSetting(appId, region), this.#foundMedia);
-    if (this.#foundDiffers !== undefined) {
-      await saveSetting(db, differsSetting(appId, region), this.#foundDiffers);
-      return { reason: this.#foundDiffers, line: 'list entries state something other than Get Call: every call is fetched with Get Call from now on, and those stored as listed are fetched again' };
-    }
-    if (this.#foundMedia !== undefined) return { reason: this.#foundMedia, line: 'list entries leave media out: entries with recordings or transcriptions are fetched with Get Call from now on, and those stored as listed are fetched again' };
+    const media = this.#foundMedia !== undefined && !this.#saved.media;
+    const differs = this.#foundDiffers !== undefined && !this.#saved.differs;
+    if (media) await saveSetting(db, omitsMediaSetting(appId, region), this.#foundMedia!);
+    if (differs) await saveSetting(db, differsSetting(appId, region), this.#foundDiffers!);
+    this.#saved = { media: this.#saved.media || media, differs: this.#saved.differs || differs };
+    if (differs) return { reason: this.#foundDiffers!, line: 'list entries state something other than Get Call: every call is fetched with Get Call from now on, and those stored as listed are fetched again' };
+    if (media) return { reason: this.#foundMedia!, line: 'list entries leave media out: entries with recordings or transcriptions are fetched with Get Call from now on, and those stored as listed are fetched again' };
     return undefined;
   }
 }

@@ -45,6 +45,16 @@ export interface Pending {
   settle?: SettleCheck;
   /** A listed call the database already holds: what Get Call and its entry leave out may be in its stored payload. */
   stored?: boolean;
+  /**
+   * Listed earlier in this run with another entry: which of the two states the call as it is now is
+   * not known, so what Get Call leaves out cannot be taken from this one (see DetailFetcher).
+   */
+  relisted?: boolean;
+  /**
+   * An audited entry that got no comparable answer (on the retry list as `unanswered_audit`): the
+   * answer is compared with the entry it is stored from (see ListAudit.unanswered).
+   */
+  owedAudit?: boolean;
 }
 
 /** A call known only by its id (live, on the retry list, unsettled): Get Call supplies all of it. */
@@ -62,7 +72,7 @@ const UNREADABLE = 'unreadable entry';
  * rejected_records. An answer that does not parse either is kept aside as well (see DetailFetcher),
  * and the run is partial. `unaskable`: entries without a sessionId Get Call could be asked with.
  */
-export function unreadableEntries(invalid: readonly InvalidEntry[], recent: RecentCalls): { pending: Pending[]; unaskable: InvalidEntry[] } {
+export function unreadableEntries(invalid: readonly InvalidEntry[], recent: RecentCalls, page = 0): { pending: Pending[]; unaskable: InvalidEntry[] } {
   const pending: Pending[] = [];
   const unaskable: InvalidEntry[] = [];
   for (const e of invalid) {
@@ -72,7 +82,7 @@ export function unreadableEntries(invalid: readonly InvalidEntry[], recent: Rece
       continue;
     }
     if (recent.get(id) !== undefined) continue;
-    recent.set(id, UNREADABLE);
+    recent.set(id, UNREADABLE, page);
     pending.push(pendingById(id, { unreadableEntry: true }));
   }
   return { pending, unaskable };
@@ -106,6 +116,8 @@ export interface PlanContext {
   stored: ReadonlyMap<string, StoredCallState>;
   /** The calls this run already handled, with the fingerprint they were handled with (updated here). */
   recent: RecentCalls;
+  /** This page's number in the run (every listing pass counted on): recorded in `recent` with each call decided here. */
+  page?: number;
   /** Calls stored live before this run. */
   liveBefore: ReadonlySet<string>;
   /** `sync --refetch`: every entry in the window gets Get Call, changed or not. */
@@ -155,7 +167,7 @@ export function planPage(valid: readonly ListedEntry[], ctx: PlanContext): PageP
     const before = ctx.recent.get(id);
     if (before === v.fp) continue; // already handled in this run, unchanged
     if (before === undefined) plan.newlySeen++;
-    ctx.recent.set(id, v.fp);
+    ctx.recent.set(id, v.fp, ctx.page);
     const live = ctx.liveBefore.has(id) || !isFinalCall(v.call);
     if (live) plan.live.push(id);
     const guid = v.call.receiverType === 'group' ? receiverOf(v.call) : null;
@@ -168,14 +180,28 @@ export function planPage(valid: readonly ListedEntry[], ctx: PlanContext): PageP
     if (!ctx.refetch && st && st.listFingerprint === v.fp && !recheck && before === undefined) continue;
     // Listed twice in this run with different entries (a call listed once per participant, each
     // with some of them; or a call that changed while paging): never last-one-wins, Get Call
-    // answers the whole call.
+    // answers the whole call. What was decided for the earlier entry on this page is dropped: both
+    // written, the later write won by timing (writes of earlier pages are dropped when written, see
+    // supersededOn).
     const relisted = before !== undefined;
+    if (relisted) withdraw(plan, id, ctx.audit);
     const route = !ctx.refetch && !relisted && !recheck && ctx.detailFetch === 'auto' && listEntryIsComplete(v.call) ? (ctx.audit?.route(v.call) ?? 'list') : 'get';
     if (route === 'list') {
       plan.listRows.push(apiCallToRows(v.call, v.raw, { appId: ctx.appId, region: ctx.region, now: ctx.now, source: 'list', listFingerprint: v.fp, rawJson: v.json }));
     } else {
-      plan.pending.push({ call: v.call, json: v.json, listFingerprint: v.fp, live, stored: st !== undefined, ...(route === 'audit' ? { audit: true } : {}) });
+      plan.pending.push({ call: v.call, json: v.json, listFingerprint: v.fp, live, stored: st !== undefined, ...(route === 'audit' ? { audit: true } : {}), ...(relisted && before !== UNREADABLE ? { relisted } : {}) });
     }
   }
   return plan;
+}
+
+/** Drops what this page decided for a call listed again on it (rare: scanned only then). */
+function withdraw(plan: PagePlan, id: string, audit: ListAudit | undefined): void {
+  const row = plan.listRows.findIndex((r) => r.call.session_id === id);
+  if (row >= 0) plan.listRows.splice(row, 1);
+  const p = plan.pending.findIndex((x) => x.call.sessionId === id);
+  if (p < 0) return;
+  // An audit never asked is not done: its budget goes to a later entry.
+  if (plan.pending[p]!.audit) audit?.unanswered(plan.pending[p]!.call);
+  plan.pending.splice(p, 1);
 }

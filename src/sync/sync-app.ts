@@ -25,6 +25,7 @@ import { MAX_CALLS_PER_TRANSACTION, PageWriter } from './page-writer.js';
 import { ListAudit } from './list-audit.js';
 import { previousAnswer, SettleAudit } from './settle-audit.js';
 import { RecentCalls } from './recent-calls.js';
+import { supersededOn } from './superseded.js';
 import { syncModeFor } from './sync-mode.js';
 import { syncGroupMembers } from './sync-groups.js';
 import { emptyResult, type AppRetryEvent, type AppSyncResult, type SyncOptions } from './sync-result.js';
@@ -182,7 +183,7 @@ export async function syncApp(deps: SyncDeps, settings: Settings, app: AppSettin
       storedAnswer: async (id) => {
         const stored = await loadStoredPayload(db, app.appId, app.region, id);
         const call = previousAnswer(id, stored?.rawJson);
-        return call && { call, lackedDetails: stored?.detailError != null };
+        return call && { call, lackedDetails: stored?.detailError != null, fromList: stored?.source === 'list' };
       },
     });
     const fetchAndWrite = async (pending: Pending[]): Promise<void> => {
@@ -195,6 +196,8 @@ export async function syncApp(deps: SyncDeps, settings: Settings, app: AppSettin
     let unread: { key: string; reason: string } | undefined;
     /** Listed entries Get Call cannot be asked for (no usable sessionId), once each by their payload: a second pass lists them again. */
     const unaskableSeen = new Set<string>();
+    /** Pages planned in this run, both listing passes counted (see supersededOn). */
+    let pagesPlanned = 0;
     /** Reads one listing to its end (or the window's), writing as it goes; every page is written before it returns. */
     const consume = async (listingRun: CallListing): Promise<ListingOutcome> => {
       const inFlight: { calls: number; done: Promise<void> }[] = [];
@@ -213,8 +216,9 @@ export async function syncApp(deps: SyncDeps, settings: Settings, app: AppSettin
           const window = backfill ? { since: opts.since, until: opts.until } : undefined;
           const ids = parsed.valid.map((v) => v.call.sessionId);
           const stored = anyStored ? await loadCallStates(db, app.appId, ids) : nothingStored;
-          const plan = planPage(parsed.valid, { appId: app.appId, region: app.region, now: unixSeconds(clock), detailFetch: settings.detailFetch, window, stored, recent, liveBefore, refetch: opts.refetch === true, audit, recheckNotFoundSince: unixSeconds(clock) - settings.settleDays * 86_400 });
-          const { pending: unreadable, unaskable } = unreadableEntries(parsed.invalid, recent);
+          const seq = ++pagesPlanned;
+          const plan = planPage(parsed.valid, { appId: app.appId, region: app.region, now: unixSeconds(clock), detailFetch: settings.detailFetch, window, stored, recent, page: seq, liveBefore, refetch: opts.refetch === true, audit, recheckNotFoundSince: unixSeconds(clock) - settings.settleDays * 86_400 });
+          const { pending: unreadable, unaskable } = unreadableEntries(parsed.invalid, recent, seq);
           plan.pending.push(...unreadable);
           for (const e of unaskable) unaskableSeen.add(fingerprint(e.raw));
           r.callsSeen += plan.newlySeen;
@@ -223,7 +227,8 @@ export async function syncApp(deps: SyncDeps, settings: Settings, app: AppSettin
           for (const g of plan.groups) groupsCalled.add(g);
           if (listedInWindow) for (const id of [...ids, ...unreadable.map((p) => p.call.sessionId)]) listedInWindow.add(id);
           const calls = plan.listRows.length + plan.pending.length;
-          const done = fetcher.complete(plan.listRows, plan.pending, rejects, (id) => listedLive.add(id)).then((w) => {
+          const done = fetcher.complete(plan.listRows, plan.pending, rejects, (id) => listedLive.add(id)).then((all) => {
+            const w = supersededOn(all, seq, (id) => recent.page(id));
             if (w.rows.length || w.rejects.length || w.notFoundIds.length || w.retries.length || w.cleared.length) writer.add(w);
             else progress();
           });
@@ -292,10 +297,12 @@ export async function syncApp(deps: SyncDeps, settings: Settings, app: AppSettin
     if (!fetcher.fatal && !backfill) {
       await followUpFetches({
         db, appId: app.appId, region: app.region, now: unixSeconds(clock), liveMaxDays: settings.liveMaxDays, settleDays: settings.settleDays,
-        listedLive, fetched: fetcher.fetched, fetchAndWrite, refetchListed: audit?.refetchListed, runStartedAt, settle, stopped: () => fetcher.fatal !== undefined || opts.signal?.aborted === true,
+        listedLive, fetched: fetcher.fetched, fetchAndWrite, refetchListed: () => audit?.refetchListed, runStartedAt, settle, stopped: () => fetcher.fatal !== undefined || opts.signal?.aborted === true,
       });
       await writer.flush();
       writer.throwIfFailed();
+      const late = audit ? await audit.save(db, app.appId, app.region) : undefined;
+      if (late) log.warn({ reason: late.reason }, late.line);
       const changed = settle ? await settle.save(db, app.appId, app.region) : undefined;
       if (changed) log.warn({ reason: changed.reason }, changed.line);
     }
@@ -326,6 +333,7 @@ export async function syncApp(deps: SyncDeps, settings: Settings, app: AppSettin
       const until = new Date((unixSeconds(clock) - settings.settleDays * 86_400 + 86_400) * 1000).toISOString().slice(0, 10);
       problems.push(`details of a call that ended more than settleDays (${settings.settleDays}) ago changed at the service, its list entry unchanged (${settle.oldChange}): other calls of that age may hold stale details, which no run reads again; \`callsync sync --refetch --since <first day that matters> --until ${until}\` re-reads them; if the service settles calls that late, raise settleDays past it`);
     }
+    if (r.disputedCalls > 0) problems.push(`${r.disputedCalls} call(s) were listed twice with different entries while Get Call left out what the entries state (first: ${r.firstDisputed ?? ''}); they are stored as listed with detail_error, on the retry list, and the next run that lists them asks for them with that entry alone`);
     const failedListed = r.failedCalls - r.failedKept;
     if (failedListed > 0) problems.push(`${failedListed} call(s) lack details: Get Call gave nothing usable, so they are stored as listed (calls.detail_error says why) and on the retry list, fetched again by later runs`);
     // A call asked for again (live, retried, unsettled, audited) has no entry to store: its stored rows stay.

@@ -57,6 +57,13 @@ export interface AppSyncResult {
    * not in `calls`. The run is partial when there are any.
    */
   unreadCalls: number;
+  /**
+   * Calls listed twice in the run with different entries whose Get Call answer left out what the
+   * entries state (which of them is current is not known): stored as listed with detail_error, on
+   * the retry list; the run is partial, naming the first.
+   */
+  disputedCalls: number;
+  firstDisputed?: string | undefined;
   groupsSynced: number;
   membersSynced: number;
   groupsNotFound: number;
@@ -80,6 +87,6 @@ export interface AppSyncResult {
 export function emptyResult(appId: string, region: string, mode: SyncMode): AppSyncResult {
   return {
     appId, region, mode, status: 'ok', pages: 0, callsSeen: 0, callsWritten: 0, callsFromList: 0, detailFetches: 0, notFound: 0, rejected: 0,
-    failedCalls: 0, failedKept: 0, unreadCalls: 0, groupsSynced: 0, membersSynced: 0, groupsNotFound: 0, requests: 0, requestsByKind: {}, retries: 0, rateLimited: 0, durationMs: 0, writeMs: 0,
+    failedCalls: 0, failedKept: 0, unreadCalls: 0, disputedCalls: 0, groupsSynced: 0, membersSynced: 0, groupsNotFound: 0, requests: 0, requestsByKind: {}, retries: 0, rateLimited: 0, durationMs: 0, writeMs: 0,
   };
 }

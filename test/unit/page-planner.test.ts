@@ -32,11 +32,11 @@ describe('page planner', () => {
     const again = planPage(valid, c);
     expect([again.listRows.length, again.pending.length, again.newlySeen]).toEqual([0, 0, 0]);
   });
-  it('a summary entry (participants without their minutes) is fetched; a call listed twice with different entries goes to Get Call', () => {
+  it('a summary entry (participants without their minutes) is fetched; a call listed twice with different entries goes to Get Call, once, its earlier entry on the page dropped', () => {
     const { valid } = parseListPage([entry('a', { participants: [{ uid: 'u1', isJoined: true }] }), entry('b'), entry('b', { participants: [{ ...participant, uid: 'u2' }] })], 1);
     const plan = planPage(valid, ctx());
-    expect(plan.listRows.map((r) => r.call.session_id)).toEqual(['b']);
-    expect(plan.pending.map((p) => p.call.sessionId)).toEqual(['a', 'b']);
+    expect(plan.listRows.map((r) => r.call.session_id)).toEqual([]);
+    expect(plan.pending.map((p) => [p.call.sessionId, p.relisted ?? false])).toEqual([['a', false], ['b', true]]);
   });
   it('--refetch sends even unchanged entries to Get Call', () => {
     const { valid } = parseListPage([entry('a')], 1);
