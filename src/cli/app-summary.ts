@@ -49,6 +49,8 @@ export function appSummaryJson(r: AppSyncResult, database: string): Record<strin
     notFound: r.notFound,
     rejected: r.rejected,
     failedCalls: r.failedCalls,
+    unreadCalls: r.unreadCalls,
+    disputedCalls: r.disputedCalls,
     groupsSynced: r.groupsSynced,
     membersSynced: r.membersSynced,
     groupsNotFound: r.groupsNotFound,

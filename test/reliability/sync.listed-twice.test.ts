@@ -92,9 +92,10 @@ describe('a call listed on two pages, changed in between, the earlier page writt
       const database = join(tmp.dir, 'two-pages-omits.db');
       const config = join(tmp.dir, 'two-pages-omits.json');
       writeFileSync(config, JSON.stringify({ database, ...RACE, detailFetch: 'always', liveMaxDays: 3650, apps: [{ appId: 'app1', region: 'us', apiKeyEnv: KEY_ENV, requestsPerMinute: 100_000, ...viaProxy(t.proxy.url, 'app1') }] }));
-      const first = await runCli(['sync', '--config', config], { [KEY_ENV]: TEST_KEY });
+      const first = await runCli(['sync', '--config', config, '--json'], { [KEY_ENV]: TEST_KEY });
       // Never ok with the stale minutes: partial, naming the call, its entry kept with detail_error.
       expect(first.code, first.stderr).toBe(1);
+      expect(JSON.parse(first.stdout.trim().split('\n').find((l) => l.startsWith('{'))!)).toMatchObject({ status: 'partial', disputedCalls: 1 });
       expect(first.stdout + first.stderr).toContain(`listed twice with different entries while Get Call left out what the entries state (first: ${t.x.sessionId}: listed twice in this run with different entries, and Get Call left out participants`);
       expect((await t.stored(database)).detailError).toMatch(/^listed twice in this run with different entries/);
 
