@@ -3,10 +3,15 @@ import type { Database } from '../store/schema.js';
 import { roundMinutes } from './billing.js';
 import type { Period } from './period.js';
 
-/** The query a reader runs to see them, as the note prints it. */
-export const UNPLACED_QUERY = 'select app_id, session_id, initiated_at, ended_at, participant_total_minutes from calls where started_at is null and participant_total_minutes > 0';
+/**
+ * The query a reader runs to see them, as the note prints it: exactly the calls the note counts (it
+ * listed every period's, and calls marked not found, which the note leaves out).
+ */
+export function unplacedQuery(period: Period): string {
+  return `select app_id, session_id, initiated_at, ended_at, participant_total_minutes from calls where started_at is null and not_found_at is null and participant_total_minutes > 0 and coalesce(initiated_at, ended_at) >= ${period.start} and coalesce(initiated_at, ended_at) < ${period.end}`;
+}
 /** The same for calls without any time at all. */
-export const TIMELESS_QUERY = 'select app_id, session_id, participant_total_minutes from calls where started_at is null and initiated_at is null and ended_at is null and participant_total_minutes > 0';
+export const TIMELESS_QUERY = 'select app_id, session_id, participant_total_minutes from calls where started_at is null and initiated_at is null and ended_at is null and not_found_at is null and participant_total_minutes > 0';
 
 /**
  * Calls with participant minutes but no start time, initiated (else ended) within the period: a
@@ -30,7 +35,7 @@ export async function unplacedMinutesNotes(db: Kysely<Database>, period: Period,
   const rows = await q.execute();
   const notes = rows.map(
     (r) =>
-      `app ${r.app_id} (${r.region}): ${Number(r.calls)} call(s) initiated in ${period.label} hold ${roundMinutes(Number(r.minutes))} user-minutes but no start time, so no period's figures include them; list them with callsync query "${UNPLACED_QUERY}"`,
+      `app ${r.app_id} (${r.region}): ${Number(r.calls)} call(s) initiated in ${period.label} hold ${roundMinutes(Number(r.minutes))} user-minutes but no start time, so no period's figures include them; list them with callsync query "${unplacedQuery(period)}"`,
   );
   return [...notes, ...(await timelessMinutesNotes(db, appIds))];
 }

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runCli } from '../helpers/cli.js';
 import { KEY_ENV, syncWith, tempDir, TEST_KEY, withStore } from '../helpers/harness.js';
-import { FakeCallsService } from './support/fake-calls-service.js';
+import { FakeCallsService, type FakeCall } from './support/fake-calls-service.js';
 import { settingsAt } from './support/matrix.js';
 
 /**
@@ -40,10 +40,15 @@ describe('minutes of calls without a start time are said, not silently left out'
   it('export billing and report name the calls and their user-minutes, and the query that lists them', async () => {
     const service = await FakeCallsService.start({ seed: 94, calls: 40, ongoing: 0, spanHours: 1 });
     try {
-      const unstarted = service.calls.find((c) => c.status === 'ended' && c.startedAt !== undefined && c.participants.some((p) => p.totalDuration > 0))!;
-      delete unstarted.startedAt;
+      const [unstarted, earlier, gone] = service.calls.filter((c) => c.status === 'ended' && c.startedAt !== undefined && c.participants.some((p) => p.totalDuration > 0)) as [FakeCall, FakeCall, FakeCall];
+      for (const c of [unstarted, earlier, gone]) delete c.startedAt;
+      // Another such call initiated a year before, and one the service no longer has: neither is in
+      // this period's note, nor in the query it prints (which listed every period's, and gone ones).
+      earlier.initiatedAt -= 366 * 86_400;
+      delete earlier.endedAt;
       const database = join(tmp.dir, 'unplaced.db');
       expect((await syncWith(settingsAt(service.baseUrls('app1'), database, { detailFetch: 'always' }))).results[0]!.status).toBe('ok');
+      await withStore(database, ({ db }) => db.updateTable('calls').set({ not_found_at: 1 }).where('session_id', '=', gone.sessionId).execute());
       const stored = await withStore(database, ({ db }) => db.selectFrom('calls').select(['started_at', 'participant_total_minutes']).where('session_id', '=', unstarted.sessionId).executeTakeFirstOrThrow());
       expect(stored.started_at).toBeNull();
       expect(stored.participant_total_minutes).toBeGreaterThan(0);
@@ -63,13 +68,18 @@ describe('minutes of calls without a start time are said, not silently left out'
   it('a call with minutes and no time at all is named in the export and report of any period', async () => {
     const service = await FakeCallsService.start({ seed: 95, calls: 40, ongoing: 0, spanHours: 1 });
     try {
-      const timeless = service.calls.find((c) => c.status === 'ended' && c.startedAt !== undefined && c.participants.some((p) => p.totalDuration > 0))!;
-      const month = new Date(timeless.initiatedAt * 1000).toISOString().slice(0, 7);
-      const record = timeless as unknown as Record<string, unknown>;
-      for (const k of ['startedAt', 'initiatedAt', 'endedAt']) delete record[k];
+      const [timeless, gone] = service.calls.filter((c) => c.status === 'ended' && c.startedAt !== undefined && c.participants.some((p) => p.totalDuration > 0));
+      const month = new Date(timeless!.initiatedAt * 1000).toISOString().slice(0, 7);
+      for (const c of [timeless!, gone!]) {
+        const record = c as unknown as Record<string, unknown>;
+        for (const k of ['startedAt', 'initiatedAt', 'endedAt']) delete record[k];
+      }
       const database = join(tmp.dir, 'timeless.db');
       expect((await syncWith(settingsAt(service.baseUrls('app1'), database, { detailFetch: 'always' }))).results[0]!.status).toBe('ok');
-      const stored = await withStore(database, ({ db }) => db.selectFrom('calls').select(['initiated_at', 'ended_at', 'participant_total_minutes']).where('session_id', '=', timeless.sessionId).executeTakeFirstOrThrow());
+      // A second such call the service no longer has: in neither the note nor the query it prints
+      // (the query listed it, the note did not count it).
+      await withStore(database, ({ db }) => db.updateTable('calls').set({ not_found_at: 1 }).where('session_id', '=', gone!.sessionId).execute());
+      const stored = await withStore(database, ({ db }) => db.selectFrom('calls').select(['initiated_at', 'ended_at', 'participant_total_minutes']).where('session_id', '=', timeless!.sessionId).executeTakeFirstOrThrow());
       expect([stored.initiated_at, stored.ended_at]).toEqual([null, null]);
       const minutes = Math.round(stored.participant_total_minutes * 1e4) / 1e4;
       expect(minutes).toBeGreaterThan(0);
@@ -78,7 +88,7 @@ describe('minutes of calls without a start time are said, not silently left out'
       writeFileSync(config, JSON.stringify({ database, apps: [{ appId: 'app1', region: 'us', apiKeyEnv: KEY_ENV, ...service.baseUrls('app1') }] }));
       const line = new RegExp(`^callsync: warning: app app1 \\(us\\): 1 call\\(s\\) hold ${String(minutes).replace('.', '\\.')} user-minutes but no time at all \\(no start, initiation or end\\), so no period's figures include them; list them with callsync query "select [^"]+"$`, 'm');
       // The month the other calls are in, and one far from any call: the note is in both.
-      await expectSaidEverywhere({ config, months: [month, '2001-01'], line, page: join(tmp.dir, 'timeless.html'), pageText: `1 call(s) hold ${minutes} user-minutes but no time at all`, query: /no time at all[^\n]*callsync query "([^"]+)"/, sessionId: timeless.sessionId });
+      await expectSaidEverywhere({ config, months: [month, '2001-01'], line, page: join(tmp.dir, 'timeless.html'), pageText: `1 call(s) hold ${minutes} user-minutes but no time at all`, query: /no time at all[^\n]*callsync query "([^"]+)"/, sessionId: timeless!.sessionId });
     } finally {
       await service.close();
     }
