@@ -1,8 +1,8 @@
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { collect, runCli, spawnCli } from '../helpers/cli.js';
+import { CLI_MAIN, collect, runCli, spawnCli } from '../helpers/cli.js';
 import { tempDir } from '../helpers/harness.js';
 
 /**
@@ -56,6 +56,50 @@ describe('query on SQLite can be stopped', () => {
     expect(r.code).toBe(5);
     expect(r.stderr.trim().split('\n').at(-1)).toBe('callsync: query: interrupted; the statement was stopped');
     expect(alive(child)).toBe(false);
+  }, 60_000);
+
+  it.each([
+    ['inside the statement', ENDLESS],
+    ['while its rows wait for a slow reader', 'with recursive r(x) as (select 1 union all select x + 1 from r where x < 1000000) select x, \'row \' || x as text from r'],
+  ])('Ctrl-C on a terminal (SIGINT to the whole process group) %s is an interruption too, exit 5', async (_when, statement) => {
+    // It reached the query process as well, which died of it first: "the SQLite query process could
+    // not run (write EPIPE)" or "… ended without an answer (SIGINT)", exit 2 (probe round 21).
+    const cli = spawn(process.execPath, [CLI_MAIN, 'query', '--database', database('group'), '--format', 'csv', '--limit', '0', statement], { detached: true, stdio: ['ignore', 'pipe', 'pipe'], env: { PATH: process.env.PATH ?? '' } });
+    const done = collect(cli);
+    cli.stdout!.pause();
+    await queryChild(cli.pid!);
+    await new Promise((r) => setTimeout(r, 500));
+    process.kill(-cli.pid!, 'SIGINT');
+    cli.stdout!.resume();
+    const r = await done;
+    expect([r.code, r.stderr.trim().split('\n').at(-1)]).toEqual([5, 'callsync: query: interrupted; the statement was stopped']);
+  }, 60_000);
+
+  it('a query process whose parent is killed outright (SIGKILL, a closed terminal) does not run on', async () => {
+    // It ran its statement to the end under init, at full CPU, with no timeout left (probe round 21).
+    const cli = spawnCli(['query', '--database', database('orphan'), ENDLESS]);
+    const done = collect(cli);
+    const child = await queryChild(cli.pid!);
+    cli.kill('SIGKILL');
+    await done;
+    while (alive(child)) await new Promise((r) => setTimeout(r, 100));
+    expect(alive(child)).toBe(false);
+  }, 60_000);
+
+  it('the timeout is the statement\'s own time: a reader slower than it still gets every row', async () => {
+    // It counted the waits for stdout: `| (sleep 5; wc -l)` got 5,001 of 1,000,001 lines under a 3 s timeout (probe round 21).
+    const config = join(tmp.dir, 'slow-reader.json');
+    writeFileSync(config, JSON.stringify({ database: database('slow-reader'), queryTimeoutSeconds: 1, apps: [{ appId: 'app1', region: 'us', apiKeyEnv: 'K1' }] }));
+    const cli = spawnCli(['query', '--config', config, '--format', 'csv', '--limit', '0', "with recursive r(x) as (select 1 union all select x + 1 from r where x < 200000) select x, 'row ' || x as text from r"]);
+    const done = collect(cli);
+    // Nothing is read for 3 s: the pipe fills and the CLI waits on it, three times the timeout.
+    cli.stdout!.pause();
+    await new Promise((r) => setTimeout(r, 3000));
+    cli.stdout!.resume();
+    const r = await done;
+    expect(r.code, r.stderr).toBe(0);
+    const lines = r.stdout.trim().split('\r\n');
+    expect([lines.length, lines.at(-1)]).toEqual([200_001, '200000,row 200000']);
   }, 60_000);
 
   it('queryTimeoutSeconds stops it: one line naming the setting, exit 2', async () => {

@@ -27,17 +27,31 @@ export function streamSqliteInChild(script: URL, database: string, text: string,
     // inherited for a crash's own message, and the IPC channel for everything else.
     const child = fork(fileURLToPath(script), [], { serialization: 'advanced', execArgv: [], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
     let settled = false;
-    const timer = setTimeout(
-      () => finish(new QueryError('QUERY_TIMEOUT', `query: stopped after ${seconds} s (queryTimeoutSeconds); narrow the query, or raise queryTimeoutSeconds in the config`)),
-      seconds * 1000,
-    );
+    // The statement's own time, as statement_timeout counts it on PostgreSQL: the clock stops while
+    // a batch is being written (a slow reader, `| less`, is not the statement's time). Counting it,
+    // `| (sleep 5; wc -l)` got 5,001 of 1,000,001 rows under a 3 s timeout.
+    let left = seconds * 1000;
+    let since = Date.now();
+    let timer: NodeJS.Timeout | undefined;
+    const timeUp = (): void => finish(new QueryError('QUERY_TIMEOUT', `query: stopped after ${seconds} s (queryTimeoutSeconds); narrow the query, or raise queryTimeoutSeconds in the config`));
+    const clockStops = (): void => {
+      clearTimeout(timer);
+      left -= Date.now() - since;
+    };
+    const clockRuns = (): void => {
+      since = Date.now();
+      timer = setTimeout(timeUp, Math.max(0, left));
+    };
+    clockRuns();
     // This process ending first (stdout closed under `| head`: exit at once) takes the child along;
     // left alone, it ran its statement to the end.
     const orphan = (): void => void child.kill('SIGKILL');
     process.once('exit', orphan);
-    const finish = (err: Error | undefined, summary?: QuerySummary): void => {
+    const finish = (failure: Error | undefined, summary?: QuerySummary): void => {
       if (settled) return;
       settled = true;
+      // Once Ctrl-C is in, whatever else ended the child (a signal to the whole group) is that.
+      const err = failure && opts.signal?.aborted ? interrupted() : failure;
       clearTimeout(timer);
       process.off('exit', orphan);
       opts.signal?.removeEventListener('abort', onAbort);
@@ -45,7 +59,8 @@ export function streamSqliteInChild(script: URL, database: string, text: string,
       if (err) reject(err);
       else resolve(summary!);
     };
-    const onAbort = (): void => finish(new QueryInterruptedError('query: interrupted; the statement was stopped'));
+    const interrupted = (): QueryInterruptedError => new QueryInterruptedError('query: interrupted; the statement was stopped');
+    const onAbort = (): void => finish(interrupted());
     opts.signal?.addEventListener('abort', onAbort, { once: true });
     // Sink calls are chained: a batch is written whole before the next message is looked at.
     let chain = Promise.resolve();
@@ -55,8 +70,11 @@ export function streamSqliteInChild(script: URL, database: string, text: string,
           if (settled) return;
           if (m.t === 'columns') await sink.columns(m.names);
           else if (m.t === 'rows') {
+            clockStops();
             await sink.rows(m.batch);
-            if (!settled) child.send({ t: 'ack' } satisfies ToChild);
+            if (settled) return;
+            clockRuns();
+            child.send({ t: 'ack' } satisfies ToChild);
           } else if (m.t === 'done') finish(undefined, { rows: m.rows, truncated: m.truncated });
           else finish(errorFromChild(m));
         })
