@@ -96,6 +96,31 @@ function endQuietlyOnClosedStdout(): void {
   });
 }
 
+/** Commander's codes for help it has printed itself (a group's help when no subcommand was named). */
+const HELP_SHOWN = new Set(['commander.help', 'commander.helpDisplayed', 'commander.version']);
+
+/**
+ * The command a command line reaches ("export billing"): its words that name a command, then a
+ * subcommand of it, and so on, options skipped. Undefined when the first names none.
+ */
+export function commandPath(program: Command, argv: readonly string[]): string | undefined {
+  const path: string[] = [];
+  let at: Command = program;
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    if (a === '--log-format') {
+      i++;
+      continue;
+    }
+    if (a.startsWith('-')) continue;
+    const sub = at.commands.find((c) => c.name() === a || c.aliases().includes(a));
+    if (!sub) break;
+    path.push(sub.name());
+    at = sub;
+  }
+  return path.length ? path.join(' ') : undefined;
+}
+
 /** Commander's message ("error: unknown option '--x'", maybe a "(Did you mean …?)" line) as one line with where to look. */
 export function usageLine(message: string, command: string | undefined): string {
   const what = message
@@ -109,13 +134,16 @@ export function usageLine(message: string, command: string | undefined): string 
 
 export async function main(argv: readonly string[]): Promise<void> {
   endQuietlyOnClosedStdout();
+  let program: Command | undefined;
   try {
     const only = namedCommand(argv);
-    await (await buildProgram(only === undefined && asksVersion(argv) ? null : only)).parseAsync([...argv], { from: 'user' });
+    program = await buildProgram(only === undefined && asksVersion(argv) ? null : only);
+    await program.parseAsync([...argv], { from: 'user' });
   } catch (err) {
     if (err instanceof CommanderError) {
-      // Help and version have printed what was asked (exit 0); a usage error is said here, in one line.
-      if (err.exitCode !== 0) console.error(usageLine(err.message, namedCommand(argv)));
+      // Help and version have printed what was asked; so has a command group run without its
+      // subcommand (its help, exit 2 as before). Any other usage error is said here, in one line.
+      if (err.exitCode !== 0 && !HELP_SHOWN.has(err.code)) console.error(usageLine(err.message, program ? commandPath(program, argv) : undefined));
       process.exitCode = err.exitCode === 0 ? EXIT.OK : EXIT.USAGE;
       return;
     }

@@ -40,7 +40,8 @@ describe('argument and file edges', () => {
     const cases: [string[], string][] = [
       [['sync', '--bogus'], "callsync: unknown option '--bogus'; see `callsync sync --help`"],
       [['synk'], "callsync: unknown command 'synk' (Did you mean sync?); see `callsync --help`"],
-      [['export', 'billing', '--month'], "callsync: option '--month <YYYY-MM>' argument missing; see `callsync export --help`"],
+      // The help of the command that has the option (`callsync export --help` does not list --month).
+      [['export', 'billing', '--month'], "callsync: option '--month <YYYY-MM>' argument missing; see `callsync export billing --help`"],
     ];
     for (const [args, line] of cases) {
       const res = await runCli(args);
@@ -51,5 +52,13 @@ describe('argument and file edges', () => {
     const help = await runCli(['sync', '--help']);
     expect(help.code).toBe(0);
     expect(help.stdout).toContain('Usage: callsync sync');
+    // A command group without its subcommand prints its help, exit 2, and no line after it (it said
+    // "callsync: (outputHelp); see …", probe round 21).
+    for (const args of [[], ['export'], ['help', 'nosuch']]) {
+      const group = await runCli(args);
+      expect(group.code, args.join(' ')).toBe(2);
+      expect(group.stderr).toContain('Usage: callsync');
+      expect(group.stderr).not.toContain('(outputHelp)');
+    }
   });
 });
