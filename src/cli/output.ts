@@ -36,10 +36,22 @@ export function parseFormat(value: string, allowed: readonly OutputFormat[]): Ou
   return value as OutputFormat;
 }
 
+/** A table cell's text: numbers to 4 places and a BLOB's size, for reading on a terminal. */
 function cellText(v: unknown): string {
   if (v === null || v === undefined) return '';
   if (typeof v === 'number') return Number.isInteger(v) ? String(v) : v.toFixed(4);
   if (Buffer.isBuffer(v)) return `<${v.length} bytes>`;
+  return String(v);
+}
+
+/**
+ * A CSV field: the value whole, as JSON gives it (numbers as they are, a BLOB in base64). The
+ * table's 4 places cut 0.123456789 to 0.1235 and a BLOB to "<3 bytes>" in files meant for further
+ * work (probe round 21).
+ */
+function csvText(v: unknown): string {
+  if (v === null || v === undefined) return '';
+  if (Buffer.isBuffer(v)) return v.toString('base64');
   return String(v);
 }
 
@@ -67,7 +79,9 @@ export function renderGrid(columns: readonly string[], rows: readonly (readonly 
     const objects = rows.map((r) => Object.fromEntries(columns.map((c, i) => [c, Buffer.isBuffer(r[i]) ? (r[i] as Buffer).toString('base64') : (r[i] ?? null)])));
     return `${JSON.stringify(objects, null, 2)}\n`;
   }
-  if (format === 'csv') return stringify(rows.map((r) => r.map(cellText)), { header: true, columns: [...columns], record_delimiter: '\r\n' });
+  // A lone CR or LF is quoted too: csv-stringify quotes only the whole record delimiter, and a
+  // reader took an unquoted LF for the end of the row (as export/write-table.ts says).
+  if (format === 'csv') return stringify(rows.map((r) => r.map(csvText)), { header: true, columns: [...columns], record_delimiter: '\r\n', quoted_match: /[\r\n]/ });
   const cells = rows.map((r) => r.map(tableCell));
   const footer = `(${rows.length} row${rows.length === 1 ? '' : 's'})\n`;
   return `${opts.maxWidth === undefined ? table(columns, cells) : fitted(columns, cells, opts.maxWidth)}\n${footer}`;

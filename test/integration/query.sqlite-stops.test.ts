@@ -115,6 +115,10 @@ describe('query on SQLite can be stopped', () => {
     const ok = await runCli(['query', '--database', db, '--format', 'json', "select 1 as one, x'00ff' as bytes, 'é' as text"]);
     expect(ok.code, ok.stderr).toBe(0);
     expect(JSON.parse(ok.stdout)).toEqual([{ one: 1, bytes: 'AP8=', text: 'é' }]);
+    // CSV holds the values whole, and a line break inside a value stays inside its field (it was
+    // unquoted, 0.1235 and "<2 bytes>": probe round 21).
+    const csv = await runCli(['query', '--database', db, '--format', 'csv', "select 'line1' || char(10) || 'line2' as text, 0.123456789 as real, x'00ff' as bytes"]);
+    expect(csv.stdout).toBe('text,real,bytes\r\n"line1\nline2",0.123456789,AP8=\r\n');
     const write = await runCli(['query', '--database', db, 'create table t(x)']);
     expect([write.code, write.stderr.trim()]).toEqual([2, 'callsync: query is read-only: this statement would change the database, so it was not run. Use a SELECT (or WITH … SELECT).']);
     const bad = await runCli(['query', '--database', db, 'selec 1']);
