@@ -82,9 +82,21 @@ export function renderGrid(columns: readonly string[], rows: readonly (readonly 
   // A lone CR or LF is quoted too: csv-stringify quotes only the whole record delimiter, and a
   // reader took an unquoted LF for the end of the row (as export/write-table.ts says).
   if (format === 'csv') return stringify(rows.map((r) => r.map(csvText)), { header: true, columns: [...columns], record_delimiter: '\r\n', quoted_match: /[\r\n]/ });
+  if (rows.length > MAX_TABLE_ROWS) throw tooManyForTable();
   const cells = rows.map((r) => r.map(tableCell));
   const footer = `(${rows.length} row${rows.length === 1 ? '' : 's'})\n`;
   return `${opts.maxWidth === undefined ? table(columns, cells) : fitted(columns, cells, opts.maxWidth)}\n${footer}`;
+}
+
+/**
+ * Rows a table is drawn with at most: cli-table3 passes every row as one call's arguments, and past
+ * ~150,000 that overflowed the stack (exit 3, a stack trace and no output: probe round 21). A table
+ * that long is read by no one; CSV and JSON have no such bound.
+ */
+export const MAX_TABLE_ROWS = 50_000;
+
+export function tooManyForTable(): ConfigError {
+  return new ConfigError(`--format table shows at most ${MAX_TABLE_ROWS.toLocaleString('en-US')} rows and this result has more; use --format csv or json (no bound), or a smaller --limit`);
 }
 
 function table(columns: readonly string[], cells: readonly string[][], colWidths?: number[]): string {

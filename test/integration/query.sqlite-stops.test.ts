@@ -123,6 +123,9 @@ describe('query on SQLite can be stopped', () => {
     expect([write.code, write.stderr.trim()]).toEqual([2, 'callsync: query is read-only: this statement would change the database, so it was not run. Use a SELECT (or WITH … SELECT).']);
     const bad = await runCli(['query', '--database', db, 'selec 1']);
     expect([bad.code, bad.stderr.trim()]).toEqual([2, 'callsync: query: near "selec": syntax error']);
+    // A table past 50,000 rows is refused in one line (it overflowed the stack: exit 3, no output; probe round 21).
+    const long = await runCli(['query', '--database', db, '--limit', '0', 'with recursive r(x) as (select 1 union all select x + 1 from r where x < 200000) select x from r']);
+    expect([long.code, long.stdout, long.stderr.trim()]).toEqual([2, '', 'callsync: --format table shows at most 50,000 rows and this result has more; use --format csv or json (no bound), or a smaller --limit']);
     const many = await runCli(['query', '--database', db, '--format', 'csv', '--limit', '2500', 'with recursive r(x) as (select 1 union all select x + 1 from r where x < 3000) select x from r']);
     expect(many.stdout.trim().split('\n')).toHaveLength(2501);
     expect(many.stderr).toContain('stopped at --limit 2500 rows');

@@ -5,7 +5,7 @@ import { ConfigError } from '../../config/errors.js';
 import { resolveDestination } from '../../store/destinations/index.js';
 import { DEFAULT_QUERY_LIMIT, QueryInterruptedError, streamReadOnlyQuery, type QuerySink } from '../../store/read-only-query.js';
 import { EXIT } from '../exit-codes.js';
-import { parseFormat, renderGrid, type OutputFormat } from '../output.js';
+import { MAX_TABLE_ROWS, parseFormat, renderGrid, tooManyForTable, type OutputFormat } from '../output.js';
 import { commandSettings } from '../setup.js';
 import { configOption, databaseOption, formatOption } from '../shared-options.js';
 import { abortOnSignals } from '../shutdown.js';
@@ -96,6 +96,8 @@ class GridWriter implements QuerySink {
 
   async rows(batch: unknown[][]): Promise<void> {
     if (this.format === 'table') {
+      // Said as soon as the result outgrows a table, not after reading all of it.
+      if (this.#table.length + batch.length > MAX_TABLE_ROWS) throw tooManyForTable();
       this.#table.push(...batch);
       return;
     }
