@@ -61,4 +61,13 @@ describe('argument and file edges', () => {
       expect(group.stderr).not.toContain('(outputHelp)');
     }
   });
+
+  it('a postgres:// URL that does not parse: one line, exit 2, the password not shown (it was exit 3 with a stack trace)', async () => {
+    for (const args of [['query', 'select 1'], ['runs'], ['status'], ['reconcile']]) {
+      const res = await runCli([...args, '--database', 'postgres://u:s3cret-pw@[::1:5432/db']);
+      expect(res.code, args[0]).toBe(2);
+      expect(res.stderr.trim()).toBe('callsync: database: not a valid postgres:// URL; write it as postgres://user@host:5432/database');
+      expect(res.stdout + res.stderr).not.toContain('s3cret-pw');
+    }
+  });
 });

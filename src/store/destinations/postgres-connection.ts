@@ -83,9 +83,11 @@ export interface PostgresAuth {
  * ~/.pgpass) as libpq does. The result may hold the password: give it to pg only, never show it.
  */
 export function connectionString(url: string, auth: PostgresAuth = {}): string {
-  if (!auth.passwordEnv) return url;
+  // Checked whether or not a password is added: pg's own parser threw a TypeError on such a URL
+  // ("postgres://u:pw@[::1:5432/db"), an internal error with a stack trace (probe round 21).
   const parsed = parseUrl(url);
   if (!parsed) throw new ConfigError('database: not a valid postgres:// URL; write it as postgres://user@host:5432/database');
+  if (!auth.passwordEnv) return url;
   const { u } = parsed;
   if (u.password || [...u.searchParams.keys()].some((k) => k.toLowerCase() === 'password')) return url;
   const password = auth.env?.[auth.passwordEnv];
