@@ -54,6 +54,10 @@ describe('one resolution and one read policy for every command', () => {
     const status = await runCli(['status'], ENV, tmp.dir);
     expect(status.code, status.stderr).toBe(0);
     expect(status.stdout).toBe('no database at data/callsync.db yet: never synced\n');
+    // Under --format json, JSON (it was the same line of text).
+    const json = await runCli(['status', '--format', 'json'], ENV, tmp.dir);
+    expect(json.code, json.stderr).toBe(0);
+    expect(JSON.parse(json.stdout)).toEqual({ healthy: true, apps: [], note: 'no database at data/callsync.db yet: never synced' });
   });
 
   it('a reader leaves the SQLite file as it found it: byte-identical, nothing written beside it (a guard on the read-only open)', async () => {
