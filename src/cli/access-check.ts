@@ -92,6 +92,8 @@ async function verdict(err: unknown, app: AppSettings, baseUrl: string, field: '
   if (err.kind === 'transient' && err.status === undefined) {
     return `unreachable host ${host}: ${await diagnoseHost(baseUrl, 5_000)}; check appId and region${defaultBaseUrls(app.appId, app.region)[field] !== baseUrl ? ` and ${field}` : ''}, and this machine's network`;
   }
+  // The host answered, and its answer did not come whole (cut off, or trickling past requestTimeoutMs).
+  if (err.kind === 'transient' && err.status !== undefined && err.status < 300) return `incomplete answer${code}: ${err.message}`;
   if (err.kind === 'transient') return `service error${code}: the service failed to answer; try again later`;
   // Anything else (a redirect, an unexpected shape): the client's own message, already key-free.
   return `unexpected answer${code}: ${err.message}`;

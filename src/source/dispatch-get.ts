@@ -25,6 +25,17 @@ export class DeadlinePassed extends Error {
   }
 }
 
+/** The connection failed after the answer had begun (`bytesIn` of its body had come): `cause` says how. */
+export class AnswerCutOff extends Error {
+  constructor(
+    readonly statusCode: number,
+    readonly bytesIn: number,
+    override readonly cause: unknown,
+  ) {
+    super(`HTTP ${statusCode} cut off after ${bytesIn} bytes`);
+  }
+}
+
 /** The run's signal stopped the request. */
 export class Stopped extends Error {}
 
@@ -109,7 +120,7 @@ export function dispatchGet(dispatcher: Dispatcher, o: GetOptions): Promise<RawR
           settle(undefined);
         },
         onResponseError(_c, err) {
-          settle(err);
+          settle(statusCode >= 200 ? new AnswerCutOff(statusCode, size, err) : err);
         },
       },
     );

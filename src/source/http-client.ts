@@ -4,9 +4,9 @@ import type { Dispatcher } from 'undici';
 import { redact, redactStrings, type Secret } from '../config/secret.js';
 import { ApiError, classify, isRetryable, readErrorBody, refusesKey, type ApiErrorKind } from './errors.js';
 import { decodeContentEncoding } from './content-encoding.js';
-import { BodyTooLarge, DeadlinePassed, dispatchGet, headerValue, type RawResponse } from './dispatch-get.js';
+import { AnswerCutOff, BodyTooLarge, DeadlinePassed, dispatchGet, headerValue, type RawResponse } from './dispatch-get.js';
 import { capNesting } from './json-limits.js';
-import { describeNetworkError, timeoutProblem } from './network-errors.js';
+import { cutOffProblem, describeNetworkError, timeoutProblem } from './network-errors.js';
 import type { Clock } from '../config/clock.js';
 import type { RequestPacer } from './request-pacer.js';
 
@@ -263,8 +263,11 @@ export class AppHttpClient {
         return { kind: 'client', detail: `response body larger than maxResponseBytes (${maxBytes} bytes), not read further; raise maxResponseBytes if the service really sends such bodies` };
       }
       const host = new URL(origin).host;
-      const p = err instanceof DeadlinePassed ? timeoutProblem(host, timeoutMs, err) : describeNetworkError(err, host, timeoutMs);
-      return { kind: 'transient', detail: p.detail, reason: p.reason, advice: p.advice };
+      const p =
+        err instanceof DeadlinePassed ? timeoutProblem(host, timeoutMs, err) : err instanceof AnswerCutOff ? cutOffProblem(host, err.statusCode, err.bytesIn) : describeNetworkError(err, host, timeoutMs);
+      // An answer that had begun carries its status: `check` then tells it from a host that is not there.
+      const begun = err instanceof DeadlinePassed || err instanceof AnswerCutOff ? err.statusCode : 0;
+      return { kind: 'transient', detail: p.detail, reason: p.reason, advice: p.advice, ...(begun ? { status: begun } : {}) };
     }
     const ok2xx = res.statusCode >= 200 && res.statusCode < 300;
     const body = decodeContentEncoding(res.headers['content-encoding'], res.bytes, maxBytes);

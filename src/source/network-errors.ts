@@ -43,6 +43,15 @@ export function timeoutProblem(host: string, timeoutMs: number, begun?: { status
   };
 }
 
+/** The connection failed after an answer had begun: not "no answer", which named a host that was answering. */
+export function cutOffProblem(host: string, statusCode: number, bytesIn: number): NetworkProblem {
+  return {
+    reason: 'answer cut off',
+    detail: `${host}: HTTP ${statusCode} began but the connection closed after ${bytesIn} bytes of its body`,
+    advice: 'the service or a proxy dropped the connection mid-answer; check the network and any proxy between',
+  };
+}
+
 export function describeNetworkError(err: unknown, host: string, timeoutMs: number): NetworkProblem {
   const code = errorCode(err);
   switch (code) {

@@ -26,6 +26,14 @@ function fakeService(): Promise<Server> {
     if (mode === 'noaccess') return fail(403, 'AUTH_ERR_NO_ACCESS');
     if (mode === 'plan' && api?.startsWith('stats')) return fail(403, 'ERR_PLAN_RESTRICTION');
     if (mode === 'expired') return fail(403, 'ERR_SUBSCRIPTION_EXPIRED');
+    // An answer that begins and then trickles, or is cut off.
+    if (mode === 'trickle' || mode === 'cutoff') {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.write('{"data":');
+      if (mode === 'cutoff') return void setTimeout(() => res.socket?.destroy(), 20);
+      const timer = setInterval(() => res.write(' '), 50);
+      return void res.on('close', () => clearInterval(timer));
+    }
     res.writeHead(200, { 'content-type': 'application/json' });
     res.end(JSON.stringify({ data: [], meta: { pagination: { total: 0, count: 0, per_page: 1, current_page: 1, total_pages: 0 } } }));
   });
@@ -110,5 +118,23 @@ describe('callsync check tries each key with one cheap request per API', () => {
     const bad = await runCli(['check', '--config', cfg, '--app', 'godo'], { CHECK_KEY: KEY });
     expect(bad.code).toBe(2);
     expect(bad.stderr).toMatch(/--app godo: not in .*check\.json; configured apps: good, wrongkey/);
+  }, 120_000);
+
+  it('a host that answered, but not whole (cut off, or trickling past requestTimeoutMs), is not called unreachable', async () => {
+    // Both were "unreachable host …: port … accepts connections but no HTTP answer came" (probe round 21).
+    const f = `http://127.0.0.1:${(fake.address() as AddressInfo).port}`;
+    const partial = join(tmp.dir, 'partial.json');
+    writeFileSync(partial, JSON.stringify({ database: 'never-created.db', requestTimeoutMs: 500, apps: ['trickle', 'cutoff'].map((mode) => ({ appId: mode, region: 'us', apiKeyEnv: 'CHECK_KEY', callsBaseUrl: `${f}/${mode}/v3`, chatBaseUrl: `${f}/${mode}/v3` })) }));
+    const res = await runCli(['check', '--config', partial], { CHECK_KEY: KEY });
+    expect(res.code).toBe(1);
+    const lines = res.stdout.trim().split('\n');
+    expect(lines).toHaveLength(4);
+    for (const l of lines) {
+      expect(l).toMatch(/API: incomplete answer \(HTTP 200\): /);
+      expect(l).not.toContain('unreachable');
+    }
+    expect(lines.filter((l) => l.startsWith('trickle')).every((l) => /HTTP 200 began but was not complete within 500 ms/.test(l))).toBe(true);
+    expect(lines.filter((l) => l.startsWith('cutoff')).every((l) => /HTTP 200 began but the connection closed after \d+ bytes of its body/.test(l))).toBe(true);
+    expect(res.stdout + res.stderr).not.toContain(KEY);
   }, 120_000);
 });

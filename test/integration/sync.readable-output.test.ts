@@ -84,9 +84,15 @@ describe('sync output a person and a script can read', () => {
       // A server that accepts and never answers.
       silent = createServer(() => {});
       await new Promise<void>((r) => silent.listen(0, '127.0.0.1', r));
-      // One that answers at once and then sends its body a byte every 50 ms.
-      trickle = createServer((_req, res) => {
+      // One that answers at once and then sends its body a byte every 50 ms; under /cut/, one whose
+      // answer begins and whose connection is then closed.
+      trickle = createServer((req, res) => {
         res.writeHead(200, { 'content-type': 'application/json' });
+        if (req.url?.startsWith('/cut/')) {
+          res.write('{"data":');
+          setTimeout(() => res.socket?.destroy(), 20);
+          return;
+        }
         const timer = setInterval(() => res.write(' '), 50);
         res.on('close', () => clearInterval(timer));
       });
@@ -110,6 +116,8 @@ describe('sync output a person and a script can read', () => {
       ['an unknown host', () => 'https://nowhere-1a2b.call-us.invalid/v3', () => /cannot resolve host nowhere-1a2b\.call-us\.invalid \(DNS\) \(gave up after 2 attempts\); check the appId and region, or callsBaseUrl/],
       ['a server that never answers', () => `http://127.0.0.1:${(silent.address() as AddressInfo).port}/v3`, () => /127\.0\.0\.1:\d+: no answer within 300 ms \(requestTimeoutMs\) \(gave up after 2 attempts\)/],
       // It was "no answer" too, sending its owner to check a host that answered.
+      // It was "the connection was closed before an answer".
+      ['a server that closes the connection mid-answer', () => `http://127.0.0.1:${(trickle.address() as AddressInfo).port}/cut/v3`, () => /127\.0\.0\.1:\d+: HTTP 200 began but the connection closed after \d+ bytes of its body \(gave up after 2 attempts\); the service or a proxy dropped the connection mid-answer/],
       ['a server whose answer trickles in', () => `http://127.0.0.1:${(trickle.address() as AddressInfo).port}/v3`, () => /127\.0\.0\.1:\d+: HTTP 200 began but was not complete within 300 ms \(\d+ bytes of its body in; requestTimeoutMs\) \(gave up after 2 attempts\); the answer comes too slowly/],
     ])('%s', async (name, url, expected) => {
       const cfg = config(`dead-${name.replace(/\W/g, '')}`, [deadApp(url())], { requestTimeoutMs: 300, maxAttempts: 2 });
