@@ -42,16 +42,17 @@ const COMMANDS: Record<string, () => Promise<Register>> = {
  * or it is no command (help, a typo): then every command is registered, for help and suggestions.
  */
 export function namedCommand(argv: readonly string[]): string | undefined {
+  for (const a of words(argv)) return Object.hasOwn(COMMANDS, a) ? a : undefined;
+  return undefined;
+}
+
+/** The words of a command line that are not options, nor the value of --log-format. */
+function* words(argv: readonly string[]): Generator<string> {
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!;
-    if (a === '--log-format') {
-      i++;
-      continue;
-    }
-    if (a.startsWith('-')) continue;
-    return Object.hasOwn(COMMANDS, a) ? a : undefined;
+    if (a === '--log-format') i++;
+    else if (!a.startsWith('-')) yield a;
   }
-  return undefined;
 }
 
 /** `callsync --version` with no command named needs no command's module (loading them all was 0.5 s of CPU). */
@@ -106,13 +107,7 @@ const HELP_SHOWN = new Set(['commander.help', 'commander.helpDisplayed', 'comman
 export function commandPath(program: Command, argv: readonly string[]): string | undefined {
   const path: string[] = [];
   let at: Command = program;
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i]!;
-    if (a === '--log-format') {
-      i++;
-      continue;
-    }
-    if (a.startsWith('-')) continue;
+  for (const a of words(argv)) {
     const sub = at.commands.find((c) => c.name() === a || c.aliases().includes(a));
     if (!sub) break;
     path.push(sub.name());
