@@ -54,7 +54,8 @@ export function registerQuery(program: Command): void {
         if (summary.truncated) console.error(`callsync: query: stopped at --limit ${limit} rows; the result has more (raise --limit, or 0 for no limit)`);
       } catch (err) {
         if (!(err instanceof QueryInterruptedError)) throw err;
-        await out.end();
+        // Not closed as if complete: an empty table or `[]` read as a whole (empty) result to anyone
+        // not checking the exit code (probe round 21). The rows already written stay; JSON stays open.
         console.error(`callsync: ${err.message}`);
         process.exitCode = EXIT.INTERRUPTED;
       } finally {
