@@ -15,7 +15,16 @@ export const DEFAULT_REQUESTS_PER_MINUTE = 500;
 export const UNLIMITED = 'unlimited';
 export type RequestsPerMinute = number | typeof UNLIMITED;
 
-function isTimeZone(tz: string): boolean {
+/** Why schedule.cron or schedule.timezone is refused (here, and by schedule/nightly-sync.ts). */
+export const CRON_PROBLEM = 'is not a valid cron expression; e.g. "0 2 * * *" for 02:00 every night';
+export const TIMEZONE_PROBLEM = 'is not an IANA time zone; e.g. "UTC" or "Europe/Berlin"';
+
+/** What node-cron schedules: five fields, or six with seconds first. */
+export function isCronExpression(expression: string): boolean {
+  return cron.validate(expression);
+}
+
+export function isTimeZone(tz: string): boolean {
   try {
     new Intl.DateTimeFormat('en-US', { timeZone: tz });
     return true;
@@ -85,8 +94,8 @@ export const ConfigFileSchema = z.strictObject({
       /** node-cron expression (minute hour day month weekday; an optional leading seconds field). */
       // Checked with the rest of the config (not only when a schedule starts), so the line names the
       // variable that set it: CALLSYNC_SCHEDULE_CRON's error named only schedule.cron.
-      cron: z.string().min(1).default('0 2 * * *').refine((c) => cron.validate(c), 'is not a valid cron expression; e.g. "0 2 * * *" for 02:00 every night'),
-      timezone: z.string().min(1).default('UTC').refine(isTimeZone, 'is not an IANA time zone; e.g. "UTC" or "Europe/Berlin"'),
+      cron: z.string().min(1).default('0 2 * * *').refine(isCronExpression, CRON_PROBLEM),
+      timezone: z.string().min(1).default('UTC').refine(isTimeZone, TIMEZONE_PROBLEM),
       /** Print the reconciliation summary after each tick's sync. */
       reconcile: z.boolean().default(true),
       /** On this day of the month, a tick also writes the previous month's billing export. 0 = never. */

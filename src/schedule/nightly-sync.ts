@@ -1,16 +1,14 @@
 import cron, { type ScheduledTask } from 'node-cron';
 import { ConfigError } from '../config/errors.js';
+import { CRON_PROBLEM, isCronExpression, isTimeZone, TIMEZONE_PROBLEM } from '../config/schema.js';
 
-/** Throws ConfigError when the schedule's cron expression or time zone is not valid. */
-export function validateSchedule(schedule: { cron: string; timezone: string }): void {
-  if (!cron.validate(schedule.cron)) {
-    throw new ConfigError(`schedule.cron ${JSON.stringify(schedule.cron)} is not a valid cron expression; e.g. "0 2 * * *" for 02:00 every night`);
-  }
-  try {
-    new Intl.DateTimeFormat('en-US', { timeZone: schedule.timezone });
-  } catch {
-    throw new ConfigError(`schedule.timezone ${JSON.stringify(schedule.timezone)} is not an IANA time zone; e.g. "UTC" or "Europe/Berlin"`);
-  }
+/**
+ * Throws ConfigError when the schedule's cron expression or time zone is not valid: the config's own
+ * checks (config/schema.ts), for a schedule that did not come through it.
+ */
+function validateSchedule(schedule: { cron: string; timezone: string }): void {
+  if (!isCronExpression(schedule.cron)) throw new ConfigError(`schedule.cron ${JSON.stringify(schedule.cron)} ${CRON_PROBLEM}`);
+  if (!isTimeZone(schedule.timezone)) throw new ConfigError(`schedule.timezone ${JSON.stringify(schedule.timezone)} ${TIMEZONE_PROBLEM}`);
 }
 
 /**

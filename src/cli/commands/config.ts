@@ -1,5 +1,4 @@
 import type { Command } from 'commander';
-import { validateSchedule } from '../../schedule/nightly-sync.js';
 import { describeSettings } from '../../config/load.js';
 import { maskDatabaseUrl, resolveDestination } from '../../store/destinations/index.js';
 import { EXIT } from '../exit-codes.js';
@@ -15,7 +14,6 @@ export function registerConfig(program: Command): void {
     .addOption(databaseOption())
     .action((flags: { config?: string; database?: string }) => {
       const { settings, configPath: path, env } = fileSettings(flags);
-      validateSchedule(settings.schedule);
       // A postgres:// URL may carry its password: shown as postgres://user:***@host/db.
       process.stdout.write(`${JSON.stringify({ ...describeSettings(settings), database: maskDatabaseUrl(settings.database) }, null, 2)}\n`);
       const problems = settings.apps.filter((a) => !a.apiKey).map((a) => `app ${a.appId} (${a.region}): environment variable ${a.apiKeyEnv} is not set; export the app's REST API key in it`);

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { scheduleNightlySync, validateSchedule } from '../../schedule/nightly-sync.js';
+import { scheduleNightlySync } from '../../schedule/nightly-sync.js';
 import { assertApiKeys } from '../../config/api-keys.js';
 import { formatAppSummary } from '../app-summary.js';
 import { runScheduledTick, type TickResult } from '../../schedule/scheduled-tick.js';
@@ -37,7 +37,6 @@ export function registerSchedule(program: Command): void {
     .action(async (flags: { config?: string; database?: string; logLevel?: string; runNow?: boolean; quiet?: boolean }) => {
       const resolved = fileSettings(flags);
       const { settings } = resolved;
-      validateSchedule(settings.schedule);
       assertApiKeys(settings);
       const rt: Runtime = await openRuntime(resolved, { quiet: flags.quiet ?? false });
       const deps = { db: rt.store.db, dispatcher: rt.dispatcher, clock: rt.clock, log: rt.log };
