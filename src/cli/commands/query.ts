@@ -38,8 +38,9 @@ export function registerQuery(program: Command): void {
       // Ctrl-C cancels the statement on the PostgreSQL server, or stops SQLite's query process (a
       // second one exits at once). Without that process (a build without it) SQLite keeps the
       // default: the process ends once the statement does.
-      const isolateIn = resolveDestination(database).capabilities.serverSideCancel ? undefined : sqliteQueryChild();
-      const signals = !isolateIn && !resolveDestination(database).capabilities.serverSideCancel ? undefined : abortOnSignals();
+      const { serverSideCancel } = resolveDestination(database).capabilities;
+      const isolateIn = serverSideCancel ? undefined : sqliteQueryChild();
+      const signals = serverSideCancel || isolateIn ? abortOnSignals() : undefined;
       const out = new GridWriter(format);
       try {
         const summary = await streamReadOnlyQuery(database, statement.trim().replace(/;\s*$/, ''), out, {
