@@ -2,7 +2,8 @@ import { hostname } from 'node:os';
 import { describe, expect } from 'vitest';
 import { appLockKey, withAdvisoryLock } from '../../src/store/app-lock.js';
 import { migrateToLatest } from '../../src/store/migrate.js';
-import { collect, runCli, spawnCli } from '../helpers/cli.js';
+import type { ChildProcess } from 'node:child_process';
+import { collect, runCli, spawnCli, type CliResult } from '../helpers/cli.js';
 import { testDialects, type TestDialect } from '../helpers/databases.js';
 import { it, test } from '../helpers/fixture.js';
 import { KEY_ENV, TEST_KEY, withStore } from '../helpers/harness.js';
@@ -13,6 +14,15 @@ interface StatusJson {
   apps: { app_id: string; last_run_status: string | null; last_run_error: string | null }[];
 }
 
+/** `callsync sync` started as a subprocess and seen storing its first calls, still running. */
+async function syncUnderWay(cfg: string, db: string, then: string): Promise<{ child: ChildProcess; done: Promise<CliResult> }> {
+  const child = spawnCli(['sync', '--config', cfg], { [KEY_ENV]: TEST_KEY });
+  const done = collect(child);
+  await waitFor(() => countIn(db, 'select count(*) as n from calls') > 0 || child.exitCode !== null, 'the sync to store its first calls');
+  expect(child.exitCode, `the sync ended before it could be ${then} mid-run`).toBeNull();
+  return { child, done };
+}
+
 describe('a sync killed with SIGKILL: status and runs show its run abandoned at once', () => {
   const env = { [KEY_ENV]: TEST_KEY };
   // Latency on every answer and a Get Call per call stretch the sync to a minute or more: it is met mid-run.
@@ -20,10 +30,7 @@ describe('a sync killed with SIGKILL: status and runs show its run abandoned at 
 
   it('while the sync runs it is healthy and running; after SIGKILL, abandoned and exit 1', async ({ database: db, writeConfig }) => {
     const cfg = writeConfig({ detailFetch: 'always', concurrency: 1 }, 'killed.json');
-    const child = spawnCli(['sync', '--config', cfg], env);
-    const done = collect(child);
-    await waitFor(() => countIn(db, 'select count(*) as n from calls') > 0 || child.exitCode !== null, 'the sync to store its first calls');
-    expect(child.exitCode, 'the sync ended before it could be observed mid-run').toBeNull();
+    const { child, done } = await syncUnderWay(cfg, db, 'observed');
 
     // A genuinely running sync is not abandoned.
     const live = await runCli(['status', '--config', cfg, '--format', 'json'], env);
@@ -58,10 +65,7 @@ describe('a sync killed with SIGKILL: status and runs show its run abandoned at 
   // Probe round 16 (c, F1): an interrupted last run (SIGTERM, or a worker's job expiry) read as healthy, exit 0.
   it('after SIGTERM mid-run: the run is interrupted, and status says unhealthy, exit 1', async ({ database: db, writeConfig }) => {
     const cfg = writeConfig({ detailFetch: 'always', concurrency: 1 }, 'stopped.json');
-    const child = spawnCli(['sync', '--config', cfg], env);
-    const done = collect(child);
-    await waitFor(() => countIn(db, 'select count(*) as n from calls') > 0 || child.exitCode !== null, 'the sync to store its first calls');
-    expect(child.exitCode, 'the sync ended before it could be stopped mid-run').toBeNull();
+    const { child, done } = await syncUnderWay(cfg, db, 'stopped');
     child.kill('SIGTERM');
     expect((await done).code).toBe(5);
     expect(countIn(db, "select count(*) as n from sync_runs where status = 'interrupted'")).toBe(1);
