@@ -60,6 +60,23 @@ describe('one resolution and one read policy for every command', () => {
     expect(JSON.parse(json.stdout)).toEqual({ healthy: true, apps: [], note: 'no database at data/callsync.db yet: never synced' });
   });
 
+  it('a --database that is missing or not a database: query says what the other readers say (it said "cannot be opened read-only" and "query: file is not a database")', async () => {
+    const gone = join(tmp.dir, 'gone.db');
+    const text = join(tmp.dir, 'notes.txt');
+    writeFileSync(text, 'these are notes, not a database; '.repeat(20));
+    for (const args of [['query', 'select 1'], ['runs'], ['reconcile']]) {
+      const missing = await runCli([...args, '--database', gone], ENV, tmp.dir);
+      expect(missing.code, `${args.join(' ')}: ${missing.stderr}`).toBe(2);
+      expect(oneLine(missing.stderr)).toEqual([`callsync: database ${gone} does not exist; run \`callsync sync\` first, or pass --database`]);
+    }
+    for (const args of [['query', 'select 1'], ['runs'], ['reconcile'], ['status']]) {
+      const r = await runCli([...args, '--database', text], ENV, tmp.dir);
+      expect(r.code, `${args.join(' ')}: ${r.stderr}`).toBe(2);
+      expect(oneLine(r.stderr)).toEqual([`callsync: database ${text} cannot be opened: it is not a SQLite database (file is not a database); check the path, or pass --database`]);
+    }
+    expect(existsSync(gone)).toBe(false);
+  });
+
   it('a reader leaves the SQLite file as it found it: byte-identical, nothing written beside it (a guard on the read-only open)', async () => {
     // A read-only connection to a WAL database may leave its (empty) -wal and -shm beside it.
     const files = (): string[] => readdirSync(tmp.dir).filter((f) => !/-(wal|shm)$/.test(f)).sort();

@@ -1,5 +1,5 @@
 import SqliteDatabase from 'better-sqlite3';
-import { ConfigError } from '../../config/errors.js';
+import { sqliteOpenProblem } from './sqlite-open-problem.js';
 import { errorCode, ONE_STATEMENT, QUERY_BATCH, QueryError, QueryRefusedError, type QuerySink, type QuerySummary } from './contract.js';
 
 /**
@@ -11,7 +11,16 @@ export function streamSqlite(path: string, text: string, sink: QuerySink, limit:
   try {
     native = new SqliteDatabase(path, { readonly: true, fileMustExist: true });
   } catch (err) {
-    throw new ConfigError(`database ${path} cannot be opened read-only (${(err as Error).message}); run \`callsync sync\` first or pass --database`, 'DB_CANNOT_OPEN');
+    throw sqliteOpenProblem(path, err, true);
+  }
+  // Touch the schema now: a file that is not a database, or a WAL database whose folder forbids
+  // the -shm file, fails here with the readers' one line, not as "query: attempt to write a
+  // readonly database" (a SELECT blamed for writing: probe round 21 #12).
+  try {
+    native.prepare('select count(*) from sqlite_master').get();
+  } catch (err) {
+    native.close();
+    throw sqliteOpenProblem(path, err, true);
   }
   let stmt: SqliteDatabase.Statement;
   try {

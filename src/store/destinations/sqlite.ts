@@ -3,8 +3,8 @@ import { dirname } from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
 import { Kysely, SqliteAdapter, SqliteDialect, type DialectAdapter, type SqliteDatabase as SqliteDialectDatabase } from 'kysely';
 import type { DialectSql } from '../../../migrations/dialect.js';
-import { ConfigError } from '../../config/errors.js';
 import type { Database } from '../schema.js';
+import { sqliteOpenProblem } from './sqlite-open-problem.js';
 import { streamSqlite } from './sqlite-query.js';
 import { streamSqliteInChild } from './sqlite-query-process.js';
 import {
@@ -71,8 +71,7 @@ function openNative(path: string, opts: OpenOptions): SqliteDatabase.Database {
     // folder that forbids it fails here with the one-line error below, not mid-command.
     if (opts.readonly) native.prepare('select count(*) from sqlite_master').get();
   } catch (err) {
-    const e = err as NodeJS.ErrnoException;
-    throw new ConfigError(`database ${path} cannot be opened (${e.code ?? ''} ${e.message}); check the path and that its folder is writable`.replace(/\s+/g, ' '), 'DB_CANNOT_OPEN');
+    throw sqliteOpenProblem(path, err, opts.readonly ?? false);
   }
   return native;
 }
