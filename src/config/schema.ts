@@ -1,3 +1,4 @@
+import cronParser from 'cron-parser';
 import cron from 'node-cron';
 import { z } from 'zod';
 
@@ -16,12 +17,23 @@ export const UNLIMITED = 'unlimited';
 export type RequestsPerMinute = number | typeof UNLIMITED;
 
 /** Why schedule.cron or schedule.timezone is refused (here, and by schedule/nightly-sync.ts). */
-export const CRON_PROBLEM = 'is not a valid cron expression; e.g. "0 2 * * *" for 02:00 every night';
+export const CRON_PROBLEM = 'is not a valid cron expression (five fields, or six with seconds first; day names of three letters); e.g. "0 2 * * *" for 02:00 every night';
 export const TIMEZONE_PROBLEM = 'is not an IANA time zone; e.g. "UTC" or "Europe/Berlin"';
 
-/** What node-cron schedules: five fields, or six with seconds first. */
+/**
+ * An expression both schedulers read: node-cron (`schedule` on SQLite) and cron-parser, which
+ * pg-boss uses (`schedule` on PostgreSQL). node-cron alone also takes `0 2 * * Monday` and
+ * `5-1 * * * *`, which passed `config check` and then stopped `schedule` on PostgreSQL with
+ * cron-parser's words and no variable named (probe round 21 #10).
+ */
 export function isCronExpression(expression: string): boolean {
-  return cron.validate(expression);
+  if (!cron.validate(expression)) return false;
+  try {
+    cronParser.parseExpression(expression, { tz: 'UTC' });
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 export function isTimeZone(tz: string): boolean {

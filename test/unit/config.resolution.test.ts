@@ -44,10 +44,16 @@ describe('config resolution: flags over environment over file over defaults', ()
     for (const m of [err(() => resolveConfig({ ...base, concurrency: 0 }, {}))]) expect(m.split('\n')).toHaveLength(1);
     // The schedule's cron and time zone too (their lines named only schedule.cron and schedule.timezone).
     expect(err(() => resolveConfig(base, { CALLSYNC_SCHEDULE_CRON: 'nightly', CALLSYNC_SCHEDULE_TIMEZONE: 'Mars/Base' })).split('\n')).toEqual([
-      'CALLSYNC_SCHEDULE_CRON: schedule.cron: is not a valid cron expression; e.g. "0 2 * * *" for 02:00 every night (got "nightly")',
+      'CALLSYNC_SCHEDULE_CRON: schedule.cron: is not a valid cron expression (five fields, or six with seconds first; day names of three letters); e.g. "0 2 * * *" for 02:00 every night (got "nightly")',
       'CALLSYNC_SCHEDULE_TIMEZONE: schedule.timezone: is not an IANA time zone; e.g. "UTC" or "Europe/Berlin" (got "Mars/Base")',
     ]);
     expect(err(() => resolveConfig({ ...base, schedule: { cron: '61 * * * *' } }, {}, 'c.json'))).toMatch(/^c\.json: schedule\.cron: is not a valid cron expression/);
+    // node-cron takes these, pg-boss's cron-parser does not: config check passed them and `schedule`
+    // on PostgreSQL then stopped without naming the variable (probe round 21 #10).
+    for (const cron of ['0 2 * * Monday', '5-1 * * * *']) {
+      expect(err(() => resolveConfig(base, { CALLSYNC_SCHEDULE_CRON: cron }))).toMatch(/^CALLSYNC_SCHEDULE_CRON: schedule\.cron: is not a valid cron expression \(five fields, or six with seconds first; day names of three letters\); e\.g\. "0 2 \* \* \*" for 02:00 every night \(got (a text value|"5-1 \* \* \* \*")\)$/);
+    }
+    for (const cron of ['0 2 * * MON', '0 2 * * mon-fri', '0 0 2 * * *', '*/15 * * * *']) expect(resolveConfig(base, { CALLSYNC_SCHEDULE_CRON: cron }).schedule.cron).toBe(cron);
   });
 
   // Probe round 17 (b): 0x10 was read as 16 hours, 0b11 as 3.
