@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import type { Env } from '../config/load.js';
 import Table from 'cli-table3';
 import { stringify } from 'csv-stringify/sync';
@@ -55,6 +56,21 @@ function csvText(v: unknown): string {
   return String(v);
 }
 
+/**
+ * JSON.stringify (2 spaces) that writes a bigint as its digits, a JSON number as exact as the value
+ * (JSON.stringify throws on one; JSON.rawJSON needs Node 22). Each bigint goes through as a string
+ * marked with a nonce, and the marked strings, quotes and all, become the digits.
+ */
+function jsonWithBigInts(value: unknown): string {
+  let nonce: string | undefined;
+  const text = JSON.stringify(value, (_k, v: unknown) => {
+    if (typeof v !== 'bigint') return v;
+    nonce ??= randomBytes(8).toString('hex');
+    return `${nonce}:${v.toString()}`;
+  }, 2);
+  return nonce === undefined ? text : text.replace(new RegExp(`"${nonce}:(-?\\d+)"`, 'g'), '$1');
+}
+
 /** A table cell on a terminal: a service-controlled value can neither move the cursor nor break the row. */
 const tableCell = (v: unknown): string => sanitizeForTerminal(cellText(v), { singleLine: true });
 
@@ -77,7 +93,7 @@ export function outputWidth(stream: { isTTY?: boolean; columns?: number } = proc
 export function renderGrid(columns: readonly string[], rows: readonly (readonly unknown[])[], format: OutputFormat, opts: { maxWidth?: number } = {}): string {
   if (format === 'json') {
     const objects = rows.map((r) => Object.fromEntries(columns.map((c, i) => [c, Buffer.isBuffer(r[i]) ? (r[i] as Buffer).toString('base64') : (r[i] ?? null)])));
-    return `${JSON.stringify(objects, null, 2)}\n`;
+    return `${jsonWithBigInts(objects)}\n`;
   }
   // A lone CR or LF is quoted too: csv-stringify quotes only the whole record delimiter, and a
   // reader took an unquoted LF for the end of the row (as export/write-table.ts says).

@@ -143,6 +143,15 @@ describe.runIf(postgres)('query on PostgreSQL only reads', () => {
     expect((await sqlAs<{ n: number }>(admin, 'select count(*)::int as n from numbers'))[0]!.n).toBe(ROWS);
   });
 
+  it('integers beyond a double are printed exactly in every format (9007199254740993 came out as …992)', async () => {
+    const statement = "select 9007199254740993::int8 as big, (-9223372036854775808)::int8 as least, 123456789012345678901234567890::numeric as wide, 7::int8 as small, 2.5::numeric as half";
+    const out = await Promise.all(['table', 'csv', 'json'].map((format) => runCli(['query', '-c', cfg, '--format', format, statement])));
+    for (const r of out) expect([r.code, r.stderr]).toEqual([0, '']);
+    expect(out[0]!.stdout).toMatch(/│ 9007199254740993 │ -9223372036854775808 │ 123456789012345678901234567890 │ 7 +│ 2\.5000 │/);
+    expect(out[1]!.stdout).toBe('big,least,wide,small,half\r\n9007199254740993,-9223372036854775808,123456789012345678901234567890,7,2.5\r\n');
+    expect(out[2]!.stdout.replace(/\s+/g, '')).toBe('[{"big":9007199254740993,"least":-9223372036854775808,"wide":123456789012345678901234567890,"small":7,"half":2.5}]');
+  });
+
   it('--limit caps the rows (10,000 by default) and says so on stderr; 0 streams them all', async () => {
     const rowsOf = (csv: string): string[][] => (parse(csv) as string[][]).slice(1);
     const dflt = await runCli(['query', '-c', cfg, '--format', 'csv', 'select n from numbers order by n']);
@@ -215,6 +224,16 @@ describe('query --limit on SQLite', () => {
     native.close();
   });
   afterAll(() => tmp.cleanup());
+
+  it('integers beyond a double are printed exactly in every format (9007199254740993 came out as …992)', async () => {
+    const statement = "select 9007199254740993 as big, -9223372036854775808 as least, 7 as small, 2.5 as half, '9007199254740993' as text";
+    const out = await Promise.all(['table', 'csv', 'json'].map((format) => runCli(['query', '--database', db, '--format', format, statement])));
+    for (const r of out) expect([r.code, r.stderr]).toEqual([0, '']);
+    expect(out[0]!.stdout).toMatch(/│ 9007199254740993 │ -9223372036854775808 │ 7 +│ 2\.5000 │ 9007199254740993 │/);
+    expect(out[1]!.stdout).toBe('big,least,small,half,text\r\n9007199254740993,-9223372036854775808,7,2.5,9007199254740993\r\n');
+    // A number in JSON, and the text column still a string.
+    expect(out[2]!.stdout.replace(/\s+/g, '')).toBe('[{"big":9007199254740993,"least":-9223372036854775808,"small":7,"half":2.5,"text":"9007199254740993"}]');
+  });
 
   it('caps the rows and says so on stderr; a smaller result is whole and silent', async () => {
     const capped = await runCli(['query', '--database', db, '--format', 'csv', '--limit', '1200', 'select n from numbers order by n']);

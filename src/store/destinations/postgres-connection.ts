@@ -1,7 +1,7 @@
 import { createRequire } from 'node:module';
 import type pg from 'pg';
 import { ConfigError } from '../../config/errors.js';
-import { errorCode, errorMessage, type MappedDatabaseError } from './contract.js';
+import { errorCode, errorMessage, exactInteger, type MappedDatabaseError } from './contract.js';
 
 /**
  * How callsync talks to a PostgreSQL server: the URL (shown without its password, completed with
@@ -9,7 +9,7 @@ import { errorCode, errorMessage, type MappedDatabaseError } from './contract.js
  * as our codes. Shared by the destination (postgres.ts) and its read-only query runner.
  */
 
-let loaded: { pg: typeof pg; types: pg.CustomTypesConfig } | undefined;
+let loaded: { pg: typeof pg; types: pg.CustomTypesConfig; queryTypes: pg.CustomTypesConfig } | undefined;
 
 /**
  * The pg package, loaded the first time a PostgreSQL destination is used: a process on SQLite (the
@@ -17,9 +17,11 @@ let loaded: { pg: typeof pg; types: pg.CustomTypesConfig } | undefined;
  * `types`: int8 (count(*), sums of integers, bigint columns) and numeric arrive as strings by
  * default. Every such value here is a count, a unix time or minutes, well inside a double's exact
  * range. Given to each pool and client we make, not set on pg's global registry: another pg user in
- * the same process keeps pg's defaults.
+ * the same process keeps pg's defaults. `queryTypes`, for `callsync query`, whose statements are
+ * anyone's: an integer (int8, or a numeric without a fraction) a double cannot hold exactly is a
+ * bigint (exactInteger), not a number one off.
  */
-export function loadPg(): { pg: typeof pg; types: pg.CustomTypesConfig } {
+export function loadPg(): { pg: typeof pg; types: pg.CustomTypesConfig; queryTypes: pg.CustomTypesConfig } {
   if (loaded) return loaded;
   const mod = createRequire(import.meta.url)('pg') as typeof pg;
   const INT8 = mod.types.builtins.INT8;
@@ -28,7 +30,14 @@ export function loadPg(): { pg: typeof pg; types: pg.CustomTypesConfig } {
     getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
       oid === INT8 || oid === NUMERIC ? (v: string) => Number(v) : mod.types.getTypeParser(oid, format)) as typeof mod.types.getTypeParser,
   };
-  return (loaded = { pg: mod, types });
+  const queryTypes: pg.CustomTypesConfig = {
+    getTypeParser: ((oid: number, format?: 'text' | 'binary') => {
+      if (oid === INT8) return (v: string) => exactInteger(BigInt(v));
+      if (oid === NUMERIC) return (v: string) => (/^-?\d+$/.test(v) ? exactInteger(BigInt(v)) : Number(v));
+      return mod.types.getTypeParser(oid, format);
+    }) as typeof mod.types.getTypeParser,
+  };
+  return (loaded = { pg: mod, types, queryTypes });
 }
 
 const MASK = '***';

@@ -91,8 +91,8 @@ function firstTokenOffset(text: string): number {
  * rolled back. Rows are fetched in batches: memory stays flat whatever the result's size.
  */
 export async function streamPostgres(url: string, text: string, sink: QuerySink, opts: QueryOptions & { limit: number }): Promise<QuerySummary> {
-  const { pg, types } = loadPg();
-  const config: pg.ClientConfig = { connectionString: connectionString(url, { passwordEnv: opts.passwordEnv, env: opts.env }), application_name: 'callsync query', connectionTimeoutMillis: 15_000, types };
+  const { pg, queryTypes } = loadPg();
+  const config: pg.ClientConfig = { connectionString: connectionString(url, { passwordEnv: opts.passwordEnv, env: opts.env }), application_name: 'callsync query', connectionTimeoutMillis: 15_000, types: queryTypes };
   const signal = opts.signal;
   if (signal?.aborted) throw new QueryInterruptedError('query: interrupted before it started');
   const client = new pg.Client(config);

@@ -1,6 +1,6 @@
 import SqliteDatabase from 'better-sqlite3';
 import { sqliteOpenProblem } from './sqlite-open-problem.js';
-import { errorCode, ONE_STATEMENT, QUERY_BATCH, QueryError, QueryRefusedError, type QuerySink, type QuerySummary } from './contract.js';
+import { errorCode, exactInteger, ONE_STATEMENT, QUERY_BATCH, QueryError, QueryRefusedError, type QuerySink, type QuerySummary } from './contract.js';
 
 /**
  * The statement is prepared on a connection opened read-only, and refused unless SQLite says it
@@ -47,6 +47,8 @@ export function streamSqlite(path: string, text: string, sink: QuerySink, limit:
         return { rows: 0, truncated: false };
       }
       stmt.raw(true);
+      // Integers as bigint, given back as numbers where a double holds them exactly (exactInteger).
+      stmt.safeIntegers(true);
       await sink.columns(stmt.columns().map((c) => c.name));
       let sent = 0;
       let truncated = false;
@@ -57,6 +59,7 @@ export function streamSqlite(path: string, text: string, sink: QuerySink, limit:
             truncated = true;
             break;
           }
+          for (let i = 0; i < row.length; i++) if (typeof row[i] === 'bigint') row[i] = exactInteger(row[i] as bigint);
           batch.push(row);
           if (batch.length === QUERY_BATCH) {
             // The iterator holds the connection while the sink writes; nothing else uses it.
