@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Migrator } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -74,7 +74,16 @@ describe('one resolution and one read policy for every command', () => {
       expect(r.code, `${args.join(' ')}: ${r.stderr}`).toBe(2);
       expect(oneLine(r.stderr)).toEqual([`callsync: database ${text} cannot be opened: it is not a SQLite database (file is not a database); check the path, or pass --database`]);
     }
+    // A folder given for the file: it said "disk I/O error; check the path and that its folder is writable".
+    const folder = join(tmp.dir, 'data-folder');
+    mkdirSync(folder);
+    for (const args of [['query', 'select 1'], ['runs'], ['status']]) {
+      const r = await runCli([...args, '--database', folder], ENV, tmp.dir);
+      expect(r.code, `${args.join(' ')}: ${r.stderr}`).toBe(2);
+      expect(oneLine(r.stderr)).toEqual([`callsync: database ${folder} is a folder; give the path of the database file in it (e.g. ${folder}/callsync.db)`]);
+    }
     expect(existsSync(gone)).toBe(false);
+    expect(readdirSync(folder)).toEqual([]);
   });
 
   it('a reader leaves the SQLite file as it found it: byte-identical, nothing written beside it (a guard on the read-only open)', async () => {

@@ -1,4 +1,4 @@
-import { accessSync, constants, existsSync } from 'node:fs';
+import { accessSync, constants, existsSync, statSync } from 'node:fs';
 import { basename, dirname } from 'node:path';
 import { ConfigError } from '../../config/errors.js';
 import { errorCode, errorMessage } from './contract.js';
@@ -20,9 +20,17 @@ function may(path: string, mode: number): boolean {
   }
 }
 
+function isFolder(path: string): boolean {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
 /**
  * Why a SQLite database could not be opened, as the one line every command prints (exit 2):
- * a file that is not there, or not readable, a file that is not a database, a folder a reader of a WAL database
+ * a file that is not there, or not readable, a folder given for the file, a file that is not a database, a folder a reader of a WAL database
  * cannot create the -shm file in, or (otherwise) SQLite's own code and words. `readonly`: the open
  * was a reader's (its advice is about reading, not about the folder being writable for a sync).
  */
@@ -31,6 +39,9 @@ export function sqliteOpenProblem(path: string, err: unknown, readonly: boolean)
   const message = errorMessage(err);
   if (readonly && !existsSync(path)) {
     return new ConfigError(`database ${path} does not exist; run \`callsync sync\` first, or pass --database`, 'DB_CANNOT_OPEN');
+  }
+  if (isFolder(path)) {
+    return new ConfigError(`database ${path} is a folder; give the path of the database file in it (e.g. ${path.replace(/\/+$/, '')}/callsync.db)`, 'DB_CANNOT_OPEN');
   }
   if (code === 'SQLITE_NOTADB') {
     return new ConfigError(`database ${path} cannot be opened: it is not a SQLite database (${message}); check the path, or pass --database`, 'DB_CANNOT_OPEN');
