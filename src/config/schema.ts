@@ -18,22 +18,40 @@ export type RequestsPerMinute = number | typeof UNLIMITED;
 
 /** Why schedule.cron or schedule.timezone is refused (here, and by schedule/nightly-sync.ts). */
 export const CRON_PROBLEM = 'is not a valid cron expression (five fields, or six with seconds first; day names of three letters); e.g. "0 2 * * *" for 02:00 every night';
+export const CRON_DAYS_PROBLEM = 'names both a day of the month and a day of the week, which the two schedulers read differently (both must match, or either may); restrict one and leave the other *';
+export const CRON_SECONDS_PROBLEM = 'ticks more than once a minute (its seconds field); give one second (e.g. "0 0 2 * * *") or five fields: on PostgreSQL the job engine sends a schedule at most once a minute';
 export const TIMEZONE_PROBLEM = 'is not an IANA time zone; e.g. "UTC" or "Europe/Berlin"';
 
 /**
- * An expression both schedulers read: node-cron (`schedule` on SQLite) and cron-parser, which
- * pg-boss uses (`schedule` on PostgreSQL). node-cron alone also takes `0 2 * * Monday` and
- * `5-1 * * * *`, which passed `config check` and then stopped `schedule` on PostgreSQL with
- * cron-parser's words and no variable named (probe round 21 #10).
+ * Why a cron expression is refused, or undefined: the expression must mean the same to both
+ * schedulers, node-cron (`schedule` on SQLite) and cron-parser 4, which pg-boss uses (`schedule` on
+ * PostgreSQL).
+ * - Both must read it: node-cron alone also takes `0 2 * * Monday` and `5-1 * * * *`, which passed
+ *   `config check` and then stopped `schedule` on PostgreSQL without naming the variable (probe
+ *   round 21 #10).
+ * - Not both a day of the month and a day of the week: node-cron runs when both match (`0 2 13 * 5`
+ *   on Friday the 13th only), cron-parser when either does (every Friday and every 13th).
+ * - A seconds field, if any, is one second: pg-boss sends a schedule at most once a minute, so
+ *   `*\/20 * * * * *` ticked every 20 s on SQLite and at most once a minute on PostgreSQL (probe
+ *   round 22).
  */
-export function isCronExpression(expression: string): boolean {
-  if (!cron.validate(expression)) return false;
+export function cronProblem(expression: string): string | undefined {
+  if (!cron.validate(expression)) return CRON_PROBLEM;
   try {
     cronParser.parseExpression(expression, { tz: 'UTC' });
-    return true;
   } catch {
-    return false;
+    return CRON_PROBLEM;
   }
+  const fields = expression.trim().split(/\s+/);
+  if (fields.length === 6 && !/^\d{1,2}$/.test(fields[0]!)) return CRON_SECONDS_PROBLEM;
+  const [dayOfMonth, , dayOfWeek] = fields.slice(-3);
+  if (fields.length >= 5 && !isAny(dayOfMonth!) && !isAny(dayOfWeek!)) return CRON_DAYS_PROBLEM;
+  return undefined;
+}
+
+/** A field that matches every value: `*` (or `?`), with no step. */
+function isAny(field: string): boolean {
+  return field === '*' || field === '?';
 }
 
 export function isTimeZone(tz: string): boolean {
@@ -106,7 +124,14 @@ export const ConfigFileSchema = z.strictObject({
       /** node-cron expression (minute hour day month weekday; an optional leading seconds field). */
       // Checked with the rest of the config (not only when a schedule starts), so the line names the
       // variable that set it: CALLSYNC_SCHEDULE_CRON's error named only schedule.cron.
-      cron: z.string().min(1).default('0 2 * * *').refine(isCronExpression, CRON_PROBLEM),
+      cron: z
+        .string()
+        .min(1)
+        .default('0 2 * * *')
+        .superRefine((v, ctx) => {
+          const problem = cronProblem(v);
+          if (problem) ctx.addIssue({ code: 'custom', message: problem });
+        }),
       timezone: z.string().min(1).default('UTC').refine(isTimeZone, TIMEZONE_PROBLEM),
       /** Print the reconciliation summary after each tick's sync. */
       reconcile: z.boolean().default(true),

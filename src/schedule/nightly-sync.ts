@@ -1,13 +1,14 @@
 import cron, { type ScheduledTask } from 'node-cron';
 import { ConfigError } from '../config/errors.js';
-import { CRON_PROBLEM, isCronExpression, isTimeZone, TIMEZONE_PROBLEM } from '../config/schema.js';
+import { cronProblem, isTimeZone, TIMEZONE_PROBLEM } from '../config/schema.js';
 
 /**
  * Throws ConfigError when the schedule's cron expression or time zone is not valid: the config's own
  * checks (config/schema.ts), for a schedule that did not come through it.
  */
 function validateSchedule(schedule: { cron: string; timezone: string }): void {
-  if (!isCronExpression(schedule.cron)) throw new ConfigError(`schedule.cron ${JSON.stringify(schedule.cron)} ${CRON_PROBLEM}`);
+  const problem = cronProblem(schedule.cron);
+  if (problem) throw new ConfigError(`schedule.cron ${JSON.stringify(schedule.cron)} ${problem}`);
   if (!isTimeZone(schedule.timezone)) throw new ConfigError(`schedule.timezone ${JSON.stringify(schedule.timezone)} ${TIMEZONE_PROBLEM}`);
 }
 

@@ -90,20 +90,21 @@ describe('query on SQLite can be stopped', () => {
 
   it('the timeout is the statement\'s own time: a reader slower than it still gets every row', async () => {
     // It counted the waits for stdout: `| (sleep 5; wc -l)` got 5,001 of 1,000,001 lines under a 3 s timeout (probe round 21).
+    // The clock also runs while the query process starts and while each batch crosses to this one:
+    // 1 s with 200,000 (then 50,000) rows failed under the full suite on two loaded cores; 2 s
+    // with 20,000 rows (~340 KB, many pipe-fulls) leaves room, and a 6 s wait is still 3 × it.
     const config = join(tmp.dir, 'slow-reader.json');
-    writeFileSync(config, JSON.stringify({ database: database('slow-reader'), queryTimeoutSeconds: 1, apps: [{ appId: 'app1', region: 'us', apiKeyEnv: 'K1' }] }));
-    // 50,000 rows (~850 KB) fill the pipe many times over, and take SQLite well under the timeout
-    // even on a loaded machine: 200,000 took 0.3 s alone and passed 1 s under the full suite.
-    const cli = spawnCli(['query', '--config', config, '--format', 'csv', '--limit', '0', "with recursive r(x) as (select 1 union all select x + 1 from r where x < 50000) select x, 'row ' || x as text from r"]);
+    writeFileSync(config, JSON.stringify({ database: database('slow-reader'), queryTimeoutSeconds: 2, apps: [{ appId: 'app1', region: 'us', apiKeyEnv: 'K1' }] }));
+    const cli = spawnCli(['query', '--config', config, '--format', 'csv', '--limit', '0', "with recursive r(x) as (select 1 union all select x + 1 from r where x < 20000) select x, 'row ' || x as text from r"]);
     const done = collect(cli);
-    // Nothing is read for 3 s: the pipe fills and the CLI waits on it, three times the timeout.
+    // Nothing is read for 6 s: the pipe fills and the CLI waits on it, three times the timeout.
     cli.stdout!.pause();
-    await new Promise((r) => setTimeout(r, 3000));
+    await new Promise((r) => setTimeout(r, 6000));
     cli.stdout!.resume();
     const r = await done;
     expect(r.code, r.stderr).toBe(0);
     const lines = r.stdout.trim().split('\r\n');
-    expect([lines.length, lines.at(-1)]).toEqual([50_001, '50000,row 50000']);
+    expect([lines.length, lines.at(-1)]).toEqual([20_001, '20000,row 20000']);
   }, 60_000);
 
   it('queryTimeoutSeconds stops it: one line naming the setting, exit 2', async () => {

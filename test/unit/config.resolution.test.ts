@@ -53,7 +53,16 @@ describe('config resolution: flags over environment over file over defaults', ()
     for (const cron of ['0 2 * * Monday', '5-1 * * * *']) {
       expect(err(() => resolveConfig(base, { CALLSYNC_SCHEDULE_CRON: cron }))).toMatch(/^CALLSYNC_SCHEDULE_CRON: schedule\.cron: is not a valid cron expression \(five fields, or six with seconds first; day names of three letters\); e\.g\. "0 2 \* \* \*" for 02:00 every night \(got (a text value|"5-1 \* \* \* \*")\)$/);
     }
-    for (const cron of ['0 2 * * MON', '0 2 * * mon-fri', '0 0 2 * * *', '*/15 * * * *']) expect(resolveConfig(base, { CALLSYNC_SCHEDULE_CRON: cron }).schedule.cron).toBe(cron);
+    for (const cron of ['0 2 * * MON', '0 2 * * mon-fri', '0 0 2 * * *', '*/15 * * * *', '0 2 1 * *', '0 2 L * *', '0 2 ? * 5']) expect(resolveConfig(base, { CALLSYNC_SCHEDULE_CRON: cron }).schedule.cron).toBe(cron);
+    // Both schedulers read these, differently (probe round 22): a day of the month and of the week
+    // (node-cron: both must match, Friday the 13th; cron-parser: either, every Friday and every
+    // 13th), and seconds that tick more than once a minute (pg-boss sends at most one a minute).
+    for (const cron of ['0 2 13 * 5', '0 2 1 * 1', '0 2 L * MON']) {
+      expect(err(() => resolveConfig({ ...base, schedule: { cron } }, {}, 'c.json'))).toMatch(/^c\.json: schedule\.cron: names both a day of the month and a day of the week, which the two schedulers read differently \(both must match, or either may\); restrict one and leave the other \*/);
+    }
+    for (const cron of ['*/20 * * * * *', '* 0 2 * * *', '0,30 0 2 * * *']) {
+      expect(err(() => resolveConfig({ ...base, schedule: { cron } }, {}, 'c.json'))).toMatch(/^c\.json: schedule\.cron: ticks more than once a minute \(its seconds field\); give one second/);
+    }
   });
 
   // Probe round 17 (b): 0x10 was read as 16 hours, 0b11 as 3.
