@@ -3,6 +3,7 @@ import type { Env } from '../config/load.js';
 import Table from 'cli-table3';
 import { stringify } from 'csv-stringify/sync';
 import { ConfigError } from '../config/errors.js';
+import { RawJson } from '../store/destinations/contract.js';
 import { writeFileAtomic } from '../export/write-file.js';
 import { environment } from './setup.js';
 
@@ -37,38 +38,61 @@ export function parseFormat(value: string, allowed: readonly OutputFormat[]): Ou
   return value as OutputFormat;
 }
 
+/**
+ * A double that is a whole number past 2^53 no longer states its digits: written with its exponent,
+ * so that no reader takes it for an exact integer (`9223372036854775807 + 1`, a REAL, printed as
+ * 9223372036854776000 beside exact bigints: probe round 22).
+ */
+function numberText(v: number): string {
+  return Number.isInteger(v) && !Number.isSafeInteger(v) ? v.toExponential() : String(v);
+}
+
 /** A table cell's text: numbers to 4 places and a BLOB's size, for reading on a terminal. */
 function cellText(v: unknown): string {
-  if (v === null || v === undefined) return '';
-  if (typeof v === 'number') return Number.isInteger(v) ? String(v) : v.toFixed(4);
+  if (typeof v === 'number' && Number.isFinite(v) && !Number.isInteger(v)) return v.toFixed(4);
   if (Buffer.isBuffer(v)) return `<${v.length} bytes>`;
-  return String(v);
+  return csvText(v);
 }
 
 /**
- * A CSV field: the value whole, as JSON gives it (numbers as they are, a BLOB in base64). The
- * table's 4 places cut 0.123456789 to 0.1235 and a BLOB to "<3 bytes>" in files meant for further
- * work (probe round 21).
+ * A CSV field: the value whole, as JSON gives it (numbers as they are, a BLOB in base64, a json
+ * value or an array as its JSON text). The table's 4 places cut 0.123456789 to 0.1235 and a BLOB to
+ * "<3 bytes>" in files meant for further work (probe round 21); an object was "[object Object]".
  */
 function csvText(v: unknown): string {
   if (v === null || v === undefined) return '';
   if (Buffer.isBuffer(v)) return v.toString('base64');
+  if (v instanceof RawJson) return v.text;
+  if (typeof v === 'number') return numberText(v);
+  if (typeof v === 'object') return jsonText(v);
   return String(v);
 }
 
 /**
- * JSON.stringify (2 spaces) that writes a bigint as its digits, a JSON number as exact as the value
- * (JSON.stringify throws on one; JSON.rawJSON needs Node 22). Each bigint goes through as a string
- * marked with a nonce, and the marked strings, quotes and all, become the digits.
+ * JSON.stringify that writes each value as exactly as it is known: a bigint as its digits, a RawJson
+ * as its text, a whole double past 2^53 with its exponent (numberText), NaN and ±Infinity as the
+ * strings "NaN", "Infinity", "-Infinity" (JSON has no such numbers; null would read as SQL NULL).
+ * JSON.stringify throws on a bigint and JSON.rawJSON needs Node 22: each such value goes through as
+ * a string marked with a nonce and its index, and the marked strings, quotes and all, become the text.
  */
-function jsonWithBigInts(value: unknown): string {
+function jsonText(value: unknown, indent?: number): string {
+  const raw: string[] = [];
   let nonce: string | undefined;
-  const text = JSON.stringify(value, (_k, v: unknown) => {
-    if (typeof v !== 'bigint') return v;
+  const mark = (text: string): string => {
     nonce ??= randomBytes(8).toString('hex');
-    return `${nonce}:${v.toString()}`;
-  }, 2);
-  return nonce === undefined ? text : text.replace(new RegExp(`"${nonce}:(-?\\d+)"`, 'g'), '$1');
+    raw.push(text);
+    return `${nonce}:${raw.length - 1}`;
+  };
+  const text = JSON.stringify(value, (_k, v: unknown) => {
+    if (typeof v === 'bigint') return mark(v.toString());
+    if (v instanceof RawJson) return mark(v.text);
+    if (typeof v === 'number') {
+      if (!Number.isFinite(v)) return String(v);
+      if (Number.isInteger(v) && !Number.isSafeInteger(v)) return mark(numberText(v));
+    }
+    return v;
+  }, indent);
+  return nonce === undefined ? text : text.replace(new RegExp(`"${nonce}:(\\d+)"`, 'g'), (_m, k: string) => raw[Number(k)]!);
 }
 
 /** A table cell on a terminal: a service-controlled value can neither move the cursor nor break the row. */
@@ -93,7 +117,7 @@ export function outputWidth(stream: { isTTY?: boolean; columns?: number } = proc
 export function renderGrid(columns: readonly string[], rows: readonly (readonly unknown[])[], format: OutputFormat, opts: { maxWidth?: number } = {}): string {
   if (format === 'json') {
     const objects = rows.map((r) => Object.fromEntries(columns.map((c, i) => [c, Buffer.isBuffer(r[i]) ? (r[i] as Buffer).toString('base64') : (r[i] ?? null)])));
-    return `${jsonWithBigInts(objects)}\n`;
+    return `${jsonText(objects, 2)}\n`;
   }
   // A lone CR or LF is quoted too: csv-stringify quotes only the whole record delimiter, and a
   // reader took an unquoted LF for the end of the row (as export/write-table.ts says).

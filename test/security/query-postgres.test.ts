@@ -152,6 +152,16 @@ describe.runIf(postgres)('query on PostgreSQL only reads', () => {
     expect(out[2]!.stdout.replace(/\s+/g, '')).toBe('[{"big":9007199254740993,"least":-9223372036854775808,"wide":123456789012345678901234567890,"small":7,"half":2.5}]');
   });
 
+  it('numerics, json, NaN and arrays keep their exact value in every format (probe round 22: …994, [object Object], null)', async () => {
+    const statement = `select 9007199254740993.5::numeric as frac, 2.50::numeric as half, 'NaN'::numeric as nan, '-Infinity'::float8 as neg_inf,
+      '{"a": 9007199254740993, "b": [1.5, null]}'::jsonb as doc, array[9007199254740993, null]::int8[] as ids, 0.1::float8 as tenth`;
+    const out = await Promise.all(['table', 'csv', 'json'].map((format) => runCli(['query', '-c', cfg, '--format', format, statement])));
+    for (const r of out) expect([r.code, r.stderr]).toEqual([0, '']);
+    expect(out[0]!.stdout).toContain('│ 9007199254740993.5 │ 2.5000 │ NaN │ -Infinity │ {"a": 9007199254740993, "b": [1.5, null]} │ [9007199254740993,null] │ 0.1000 │');
+    expect(out[1]!.stdout).toBe('frac,half,nan,neg_inf,doc,ids,tenth\r\n9007199254740993.5,2.5,NaN,-Infinity,"{""a"": 9007199254740993, ""b"": [1.5, null]}","[9007199254740993,null]",0.1\r\n');
+    expect(out[2]!.stdout.replace(/\s+/g, '')).toBe('[{"frac":9007199254740993.5,"half":2.5,"nan":"NaN","neg_inf":"-Infinity","doc":{"a":9007199254740993,"b":[1.5,null]},"ids":[9007199254740993,null],"tenth":0.1}]');
+  });
+
   it('--limit caps the rows (10,000 by default) and says so on stderr; 0 streams them all', async () => {
     const rowsOf = (csv: string): string[][] => (parse(csv) as string[][]).slice(1);
     const dflt = await runCli(['query', '-c', cfg, '--format', 'csv', 'select n from numbers order by n']);
@@ -233,6 +243,13 @@ describe('query --limit on SQLite', () => {
     expect(out[1]!.stdout).toBe('big,least,small,half,text\r\n9007199254740993,-9223372036854775808,7,2.5,9007199254740993\r\n');
     // A number in JSON, and the text column still a string.
     expect(out[2]!.stdout.replace(/\s+/g, '')).toBe('[{"big":9007199254740993,"least":-9223372036854775808,"small":7,"half":2.5,"text":"9007199254740993"}]');
+  });
+
+  it('a REAL past 2^53 is written with its exponent, not as digits that look exact', async () => {
+    const statement = 'select 9223372036854775807 + 1 as real_big, 9223372036854775807 as int_big';
+    const out = await Promise.all(['csv', 'json'].map((format) => runCli(['query', '--database', db, '--format', format, statement])));
+    expect(out[0]!.stdout).toBe('real_big,int_big\r\n9.223372036854776e+18,9223372036854775807\r\n');
+    expect(out[1]!.stdout.replace(/\s+/g, '')).toBe('[{"real_big":9.223372036854776e+18,"int_big":9223372036854775807}]');
   });
 
   it('caps the rows and says so on stderr; a smaller result is whole and silent', async () => {

@@ -101,8 +101,19 @@ export function exactInteger(v: bigint): number | bigint {
 }
 
 /**
+ * A value of a query's result whose JSON text is exactly `text`: a PostgreSQL numeric a double
+ * cannot hold (9007199254740993.5 came out as …994), a json or jsonb value (printed as
+ * "[object Object]" in a table, its big numbers rounded in JSON: probe round 22). Output writes the
+ * text itself, in JSON as a value and in a table or CSV as it stands.
+ */
+export class RawJson {
+  constructor(readonly text: string) {}
+}
+
+/**
  * Where the rows go as they arrive: `columns` once, before any `rows`; a returned promise is awaited
- * (backpressure). Values are what the driver gives, integers beyond a double's exact range as bigint.
+ * (backpressure). Values are what the driver gives, integers beyond a double's exact range as
+ * bigint, and values no JS value states exactly as RawJson.
  */
 export interface QuerySink {
   columns(names: string[]): void | Promise<void>;

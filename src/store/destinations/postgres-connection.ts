@@ -1,7 +1,7 @@
 import { createRequire } from 'node:module';
 import type pg from 'pg';
 import { ConfigError } from '../../config/errors.js';
-import { errorCode, errorMessage, exactInteger, type MappedDatabaseError } from './contract.js';
+import { errorCode, errorMessage, exactInteger, RawJson, type MappedDatabaseError } from './contract.js';
 
 /**
  * How callsync talks to a PostgreSQL server: the URL (shown without its password, completed with
@@ -30,14 +30,50 @@ export function loadPg(): { pg: typeof pg; types: pg.CustomTypesConfig; queryTyp
     getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
       oid === INT8 || oid === NUMERIC ? (v: string) => Number(v) : mod.types.getTypeParser(oid, format)) as typeof mod.types.getTypeParser,
   };
+  const { JSON: JSON_OID, JSONB } = mod.types.builtins;
+  const int8 = (v: string): number | bigint => exactInteger(BigInt(v));
+  const arrayOf = (element: (v: string) => unknown) => (v: string): unknown => {
+    const strings = (mod.types.getTypeParser as (oid: number) => (text: string) => unknown)(INT8_ARRAY);
+    return deepMap(strings(v), element);
+  };
   const queryTypes: pg.CustomTypesConfig = {
     getTypeParser: ((oid: number, format?: 'text' | 'binary') => {
-      if (oid === INT8) return (v: string) => exactInteger(BigInt(v));
-      if (oid === NUMERIC) return (v: string) => (/^-?\d+$/.test(v) ? exactInteger(BigInt(v)) : Number(v));
+      if (oid === INT8) return int8;
+      if (oid === NUMERIC) return numericValue;
+      if (oid === JSON_OID || oid === JSONB) return (v: string) => new RawJson(v);
+      if (oid === INT8_ARRAY) return arrayOf(int8);
+      if (oid === NUMERIC_ARRAY) return arrayOf(numericValue);
       return mod.types.getTypeParser(oid, format);
     }) as typeof mod.types.getTypeParser,
   };
   return (loaded = { pg: mod, types, queryTypes });
+}
+
+/** int8[] and numeric[]: pg parses their elements to strings (its array parser for these OIDs). */
+const INT8_ARRAY = 1016;
+const NUMERIC_ARRAY = 1231;
+
+/**
+ * A numeric as `query` prints it: an integer exactly (exactInteger); a fraction as a number when
+ * the double prints the same digits, else as its own text (RawJson); NaN and ±Infinity as numbers.
+ */
+function numericValue(v: string): number | bigint | RawJson {
+  if (/^-?\d+$/.test(v)) return exactInteger(BigInt(v));
+  const n = Number(v);
+  if (!Number.isFinite(n) || sameDecimal(String(n), v)) return n;
+  return new RawJson(v);
+}
+
+/** Whether two decimal texts state the same number (trailing fraction zeros aside: 2.50 is 2.5). */
+function sameDecimal(a: string, b: string): boolean {
+  const trim = (t: string): string => (t.includes('.') ? t.replace(/0+$/, '').replace(/\.$/, '') : t);
+  return trim(a) === trim(b);
+}
+
+/** An array (of arrays) with `f` applied to each non-null element. */
+function deepMap(v: unknown, f: (s: string) => unknown): unknown {
+  if (Array.isArray(v)) return v.map((x) => deepMap(x, f));
+  return v === null ? null : f(v as string);
 }
 
 const MASK = '***';
