@@ -82,6 +82,14 @@ describe('one resolution and one read policy for every command', () => {
       expect(r.code, `${args.join(' ')}: ${r.stderr}`).toBe(2);
       expect(oneLine(r.stderr)).toEqual([`callsync: database ${folder} is a folder; give the path of the database file in it (e.g. ${folder}/callsync.db)`]);
     }
+    // A damaged file (its first 64 KB): it was blamed on the folder (probe round 22).
+    const damaged = join(tmp.dir, 'damaged.db');
+    writeFileSync(damaged, readFileSync(db).subarray(0, 65_536));
+    for (const args of [['query', 'select count(*) from calls'], ['runs'], ['status']]) {
+      const r = await runCli([...args, '--database', damaged], ENV, tmp.dir);
+      expect(r.code, `${args.join(' ')}: ${r.stderr}`).toBe(2);
+      expect(oneLine(r.stderr)[0]).toMatch(/^callsync: database .*damaged\.db cannot be opened: the file is damaged \(SQLITE_CORRUPT[^)]*\); restore it from a backup, or move it aside and run `callsync sync` to make a new one$/);
+    }
     expect(existsSync(gone)).toBe(false);
     expect(readdirSync(folder)).toEqual([]);
   });

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import SqliteDatabase from 'better-sqlite3';
@@ -189,13 +189,14 @@ describe('a database folder that cannot be written', () => {
     for (const res of results) {
       expect(res.code, res.stderr).toBe(2);
       expect(res.stderr.trim().split('\n'), res.stderr).toHaveLength(1);
-      expect(res.stderr).toMatch(/^callsync: database .*plain\.file\/callsync\.db cannot be opened \((EEXIST|ENOTDIR)/);
+      expect(res.stderr).toMatch(/^callsync: database .*plain\.file\/callsync\.db cannot be opened \((EEXIST|ENOTDIR)[^)]*\): a part of its path is a file, not a folder; check the path$/m);
     }
     expect(readFileSync(file, 'utf8')).toBe('not a folder');
     expect(sim.stats('app1').requests).toBe(0);
   });
 
   describe('a folder made read-only (chmod 0555) after a sync', () => {
+    const WRITER_LINE = /^callsync: database .*callsync\.db cannot be opened (for writing: this user may not write the file \(.*\); check its permissions|\(.*\); check the path and that its folder is writable)$/m;
     const SHM_LINE = /^callsync: database .*\/ro\/callsync\.db cannot be opened for reading by this user: it is in WAL mode, and SQLite must create callsync\.db-shm beside it to read it, but its folder .*\/ro is not writable; give this user write access to that folder, or read a copy of the database$/m;
     // Root ignores file modes: as root the commands run as `nobody`, or, where nobody cannot read
     // this checkout (a clone in /root or a `mktemp -d` folder), as root without CAP_DAC_OVERRIDE.
@@ -208,8 +209,10 @@ describe('a database folder that cannot be written', () => {
     const results = new Map<string, CliResult>();
 
     const commands: [string, string[], RegExp][] = [
-      ['sync', ['sync', '--config', cfg], /database .*callsync\.db cannot be opened .*writable/],
-      ['migrate', ['migrate', '--database', db], /database .*callsync\.db cannot be opened .*writable/],
+      // Writers: as nobody the file itself (root's, 0644) is what refuses them; as root without the
+      // file-mode override, the folder.
+      ['sync', ['sync', '--config', cfg], WRITER_LINE],
+      ['migrate', ['migrate', '--database', db], WRITER_LINE],
       // Readers: SQLite must create callsync.db-shm to read a WAL database. `query` said "query:
       // attempt to write a readonly database", blaming a SELECT for writing (probe round 21 #12).
       ['reconcile', ['reconcile', '--database', db], SHM_LINE],
@@ -255,6 +258,38 @@ describe('a database folder that cannot be written', () => {
     }
 
 
+    it('a symlink to it from a writable folder: the line names the database\'s own folder (probe round 22: SQLite\'s raw words)', async (ctx) => {
+      if (writable) ctx.skip('this user can write a 0555 folder');
+      const link = join(tmp.dir, 'link-to-ro.db');
+      symlinkSync(db, link);
+      const res = await asUser.run(['query', '--database', link, 'select 1'], ENV);
+      expect(res.code, res.stderr).toBe(2);
+      expect(res.stderr).toMatch(/^callsync: database .*link-to-ro\.db cannot be opened for reading by this user: it is in WAL mode, and SQLite must create callsync\.db-shm beside it to read it, but its folder .*\/ro is not writable; give this user write access to that folder, or read a copy of the database\n$/);
+    });
+
+    it('a -wal beside it this user may not read, in a writable folder: named, not the folder (probe round 22)', async (ctx) => {
+      if (writable || asUser.label !== 'nobody') ctx.skip('needs another account than the files\' owner');
+      const open = join(tmp.dir, 'open-wal');
+      mkdirSync(open, { mode: 0o777 });
+      chmodSync(open, 0o777);
+      const copy = join(open, 'w.db');
+      copyFileSync(db, copy);
+      chmodSync(copy, 0o644);
+      // A writer holding it open keeps its -wal and -shm beside it (made 0600 by this, their owner).
+      const holder = new SqliteDatabase(copy);
+      try {
+        holder.pragma('journal_mode = WAL');
+        holder.exec("insert into callsync_settings values ('probe', 'x')");
+        chmodSync(`${copy}-wal`, 0o600);
+        chmodSync(`${copy}-shm`, 0o600);
+        const res = await asUser.run(['query', '--database', copy, 'select 1'], ENV);
+        expect(res.code, res.stderr).toBe(2);
+        expect(res.stderr).toMatch(/^callsync: database .*\/open-wal\/w\.db cannot be opened: this user may not read w\.db-wal beside it \(.*\); check that file's permissions\n$/);
+      } finally {
+        holder.close();
+      }
+    });
+
     it('a file this user may not read: query and the other readers say so (not that the folder must be writable)', async (ctx) => {
       if (writable || asUser.label !== 'nobody') ctx.skip('needs another account than the file\'s owner');
       chmodSync(db, 0o600);
@@ -262,7 +297,7 @@ describe('a database folder that cannot be written', () => {
         for (const args of [['query', '--database', db, 'select 1'], ['runs', '--database', db]]) {
           const res = await asUser.run(args, ENV);
           expect(res.code, res.stderr).toBe(2);
-          expect(res.stderr).toMatch(/^callsync: database .*\/ro\/callsync\.db cannot be opened for reading: this user may not read the file \(SQLITE_CANTOPEN unable to open database file\); check its permissions\n$/);
+          expect(res.stderr).toMatch(/^callsync: database .*\/ro\/callsync\.db cannot be opened: this user may not read the file \(SQLITE_CANTOPEN unable to open database file\); check its permissions\n$/);
         }
       } finally {
         chmodSync(db, 0o644);
