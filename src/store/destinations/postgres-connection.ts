@@ -19,7 +19,8 @@ let loaded: { pg: typeof pg; types: pg.CustomTypesConfig; queryTypes: pg.CustomT
  * range. Given to each pool and client we make, not set on pg's global registry: another pg user in
  * the same process keeps pg's defaults. `queryTypes`, for `callsync query`, whose statements are
  * anyone's: an integer (int8, or a numeric without a fraction) a double cannot hold exactly is a
- * bigint (exactInteger), not a number one off.
+ * bigint (exactInteger), not a number one off; a numeric a double would round, and json/jsonb, keep
+ * their text (RawJson); int8[] and numeric[] elements are read the same way.
  */
 export function loadPg(): { pg: typeof pg; types: pg.CustomTypesConfig; queryTypes: pg.CustomTypesConfig } {
   if (loaded) return loaded;
@@ -32,10 +33,9 @@ export function loadPg(): { pg: typeof pg; types: pg.CustomTypesConfig; queryTyp
   };
   const { JSON: JSON_OID, JSONB } = mod.types.builtins;
   const int8 = (v: string): number | bigint => exactInteger(BigInt(v));
-  const arrayOf = (element: (v: string) => unknown) => (v: string): unknown => {
-    const strings = (mod.types.getTypeParser as (oid: number) => (text: string) => unknown)(INT8_ARRAY);
-    return deepMap(strings(v), element);
-  };
+  // pg's own array parser for int8[] splits an array's text into element strings (and nulls).
+  const elements = (mod.types.getTypeParser as (oid: number) => (text: string) => unknown)(INT8_ARRAY);
+  const arrayOf = (element: (v: string) => unknown) => (v: string): unknown => deepMap(elements(v), element);
   const queryTypes: pg.CustomTypesConfig = {
     getTypeParser: ((oid: number, format?: 'text' | 'binary') => {
       if (oid === INT8) return int8;
