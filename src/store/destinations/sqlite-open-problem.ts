@@ -1,5 +1,6 @@
 import { accessSync, constants, existsSync, realpathSync, statSync } from 'node:fs';
 import { basename, dirname } from 'node:path';
+import SqliteDatabase from 'better-sqlite3';
 import { ConfigError } from '../../config/errors.js';
 import { errorCode, errorMessage } from './contract.js';
 
@@ -72,4 +73,23 @@ export function sqliteOpenProblem(path: string, err: unknown, readonly: boolean)
     );
   }
   return problem(`cannot be opened (${why}); check the path and that its folder is writable`);
+}
+
+/**
+ * A SQLite file opened read-only (never created), its schema touched at once: a read-only open of a
+ * WAL database still needs its -shm file, and a file that is not a database opens without a word,
+ * so either fails here, as sqliteOpenProblem's one line, not mid-command (`query` said "query:
+ * attempt to write a readonly database" for a SELECT: probe round 21 #12). The one way the readers
+ * and `query` open a file.
+ */
+export function openSqliteReadOnly(path: string, timeoutMs?: number): SqliteDatabase.Database {
+  let native: SqliteDatabase.Database | undefined;
+  try {
+    native = new SqliteDatabase(path, { readonly: true, fileMustExist: true, ...(timeoutMs !== undefined ? { timeout: timeoutMs } : {}) });
+    native.prepare('select count(*) from sqlite_master').get();
+    return native;
+  } catch (err) {
+    native?.close();
+    throw sqliteOpenProblem(path, err, true);
+  }
 }

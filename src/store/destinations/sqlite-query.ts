@@ -1,5 +1,5 @@
 import SqliteDatabase from 'better-sqlite3';
-import { sqliteOpenProblem } from './sqlite-open-problem.js';
+import { openSqliteReadOnly } from './sqlite-open-problem.js';
 import { errorCode, exactInteger, ONE_STATEMENT, QUERY_BATCH, QueryError, QueryRefusedError, type QuerySink, type QuerySummary } from './contract.js';
 
 /**
@@ -7,21 +7,7 @@ import { errorCode, exactInteger, ONE_STATEMENT, QUERY_BATCH, QueryError, QueryR
  * does not write (`stmt.readonly`): nothing that would change the file ever runs.
  */
 export function streamSqlite(path: string, text: string, sink: QuerySink, limit: number): Promise<QuerySummary> {
-  let native: SqliteDatabase.Database;
-  try {
-    native = new SqliteDatabase(path, { readonly: true, fileMustExist: true });
-  } catch (err) {
-    throw sqliteOpenProblem(path, err, true);
-  }
-  // Touch the schema now: a file that is not a database, or a WAL database whose folder forbids
-  // the -shm file, fails here with the readers' one line, not as "query: attempt to write a
-  // readonly database" (a SELECT blamed for writing: probe round 21 #12).
-  try {
-    native.prepare('select count(*) from sqlite_master').get();
-  } catch (err) {
-    native.close();
-    throw sqliteOpenProblem(path, err, true);
-  }
+  const native = openSqliteReadOnly(path);
   let stmt: SqliteDatabase.Statement;
   try {
     try {

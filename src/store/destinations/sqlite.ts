@@ -4,7 +4,7 @@ import SqliteDatabase from 'better-sqlite3';
 import { Kysely, SqliteAdapter, SqliteDialect, type DialectAdapter, type SqliteDatabase as SqliteDialectDatabase } from 'kysely';
 import type { DialectSql } from '../../../migrations/dialect.js';
 import type { Database } from '../schema.js';
-import { sqliteOpenProblem } from './sqlite-open-problem.js';
+import { openSqliteReadOnly, sqliteOpenProblem } from './sqlite-open-problem.js';
 import { streamSqlite } from './sqlite-query.js';
 import { streamSqliteInChild } from './sqlite-query-process.js';
 import {
@@ -47,31 +47,32 @@ const PAGE_SIZE = 32768;
  * keys. Read-only opens never create the file.
  */
 function openNative(path: string, opts: OpenOptions): SqliteDatabase.Database {
+  const timeout = opts.busyTimeoutMs ?? BUSY_TIMEOUT_MS;
+  if (opts.readonly) {
+    const native = openSqliteReadOnly(path, timeout);
+    native.pragma('foreign_keys = ON');
+    return native;
+  }
   let native: SqliteDatabase.Database;
   try {
-    if (!opts.readonly && path !== ':memory:') createPrivately(path);
-    native = new SqliteDatabase(path, { readonly: opts.readonly ?? false, fileMustExist: opts.readonly ?? false, timeout: opts.busyTimeoutMs ?? BUSY_TIMEOUT_MS });
-    if (!opts.readonly) {
-      // Applies to a new file only (before its first page is written; an existing database keeps
-      // its page size). A call's payload row is ~1.4 KB and the rows fill pages in call order, each
-      // page leaving the part of a row that does not fit empty: a quarter of a 4 KB page, ~5.6 % of
-      // a 16 KB page, ~2.8 % of a 32 KB one (issue 16, 200,000 calls: 2,530 → 2,477 bytes per call;
-      // 64 KB gave 2,460 for twice the bytes each random page write of the sync costs).
-      native.pragma(`page_size = ${PAGE_SIZE}`);
-      native.pragma('journal_mode = WAL');
-      native.pragma('synchronous = NORMAL');
-      // Statement journals (SQLite keeps one while a multi-row write runs inside a transaction, to
-      // undo that statement alone) spill to a temporary file past 64 KB, two of these 32 KB pages:
-      // a sync wrote some 13 KB per call to them (issue 16). In memory they are a few MB at most.
-      native.pragma('temp_store = MEMORY');
-      if (path !== ':memory:') keepPrivate(path);
-    }
+    if (path !== ':memory:') createPrivately(path);
+    native = new SqliteDatabase(path, { timeout });
+    // Applies to a new file only (before its first page is written; an existing database keeps
+    // its page size). A call's payload row is ~1.4 KB and the rows fill pages in call order, each
+    // page leaving the part of a row that does not fit empty: a quarter of a 4 KB page, ~5.6 % of
+    // a 16 KB page, ~2.8 % of a 32 KB one (issue 16, 200,000 calls: 2,530 → 2,477 bytes per call;
+    // 64 KB gave 2,460 for twice the bytes each random page write of the sync costs).
+    native.pragma(`page_size = ${PAGE_SIZE}`);
+    native.pragma('journal_mode = WAL');
+    native.pragma('synchronous = NORMAL');
+    // Statement journals (SQLite keeps one while a multi-row write runs inside a transaction, to
+    // undo that statement alone) spill to a temporary file past 64 KB, two of these 32 KB pages:
+    // a sync wrote some 13 KB per call to them (issue 16). In memory they are a few MB at most.
+    native.pragma('temp_store = MEMORY');
+    if (path !== ':memory:') keepPrivate(path);
     native.pragma('foreign_keys = ON');
-    // A read-only open of a WAL database still needs its -shm file: touch the schema now, so a
-    // folder that forbids it fails here with the one-line error below, not mid-command.
-    if (opts.readonly) native.prepare('select count(*) from sqlite_master').get();
   } catch (err) {
-    throw sqliteOpenProblem(path, err, opts.readonly ?? false);
+    throw sqliteOpenProblem(path, err, false);
   }
   return native;
 }
