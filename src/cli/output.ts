@@ -44,8 +44,10 @@ export function parseFormat(value: string, allowed: readonly OutputFormat[]): Ou
  * 9223372036854776000 beside exact bigints: probe round 22).
  */
 function numberText(v: number): string {
-  return Number.isInteger(v) && !Number.isSafeInteger(v) ? v.toExponential() : String(v);
+  return inexactWhole(v) ? v.toExponential() : String(v);
 }
+
+const inexactWhole = (v: number): boolean => Number.isInteger(v) && !Number.isSafeInteger(v);
 
 /** A table cell's text: numbers to 4 places and a BLOB's size, for reading on a terminal. */
 function cellText(v: unknown): string {
@@ -88,7 +90,7 @@ function jsonText(value: unknown, indent?: number): string {
     if (v instanceof RawJson) return mark(v.text);
     if (typeof v === 'number') {
       if (!Number.isFinite(v)) return String(v);
-      if (Number.isInteger(v) && !Number.isSafeInteger(v)) return mark(numberText(v));
+      if (inexactWhole(v)) return mark(numberText(v));
     }
     return v;
   }, indent);
