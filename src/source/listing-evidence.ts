@@ -9,79 +9,8 @@
 
 import type { Pagination } from './schemas.js';
 
-export type ListingOrder = 'newest-first' | 'oldest-first' | 'unordered' | 'unknown';
-export const ORDER_KEYS = ['startedAt', 'initiatedAt', 'endedAt'] as const;
-export type OrderKey = (typeof ORDER_KEYS)[number];
-
-/** The times of one list entry (null when absent or not a usable time). */
-export type EntryTimes = Readonly<Record<OrderKey, number | null>>;
-
-interface KeyTrend {
-  last: number | null;
-  /** The field on the last entry of the page observed before (null: absent there). */
-  tail: number | null;
-  asc: number;
-  desc: number;
-}
-
-/**
- * Observes the listing's order on each time field separately: the service may sort by any of them
- * (a call that ends late moves up a listing sorted by end time, not by start time). A field is
- * ordered when all its steps go one way; equal values are no step.
- */
-export class OrderObserver {
-  readonly #trends = new Map<OrderKey, KeyTrend>(ORDER_KEYS.map((k) => [k, { last: null, tail: null, asc: 0, desc: 0 }]));
-  #tiedAcrossPages = false;
-
-  /**
-   * Records one page. `continues` is false when the page does not follow the previous one read
-   * (the first page of a pass, a page re-read after stepping back, a page read backwards): then
-   * its first entry is not compared with the previous page's last.
-   */
-  observe(page: readonly EntryTimes[], continues: boolean): void {
-    for (const key of ORDER_KEYS) {
-      const t = this.#trends.get(key)!;
-      if (!continues) t.last = null;
-      else if (t.tail !== null && page[0]?.[key] === t.tail) this.#tiedAcrossPages = true;
-      if (page.length > 0) t.tail = page[page.length - 1]![key];
-      for (const e of page) {
-        const v = e[key];
-        if (v === null) continue;
-        if (t.last !== null) {
-          if (v > t.last) t.asc++;
-          else if (v < t.last) t.desc++;
-        }
-        t.last = v;
-      }
-    }
-  }
-
-  /**
-   * Whether a page began with a time equal to the previous page's last, on any field: calls of equal
-   * times split across a page boundary, which an order that leaves ties undecided (LIMIT/OFFSET over
-   * an ORDER BY of that time) may split differently on each request.
-   */
-  get tiedAcrossPages(): boolean {
-    return this.#tiedAcrossPages;
-  }
-
-  /** The field the listing is consistently ordered by, preferring startedAt, with its direction. */
-  get sortedBy(): { key: OrderKey; order: 'newest-first' | 'oldest-first' } | undefined {
-    for (const key of ORDER_KEYS) {
-      const t = this.#trends.get(key)!;
-      if (t.desc > 0 && t.asc === 0) return { key, order: 'newest-first' };
-      if (t.asc > 0 && t.desc === 0) return { key, order: 'oldest-first' };
-    }
-    return undefined;
-  }
-
-  get order(): ListingOrder {
-    const sorted = this.sortedBy;
-    if (sorted) return sorted.order;
-    for (const t of this.#trends.values()) if (t.asc > 0 || t.desc > 0) return 'unordered';
-    return 'unknown';
-  }
-}
+export { ORDER_KEYS, OrderObserver, type EntryTimes, type ListingOrder, type OrderKey } from './listing-order.js';
+import type { EntryTimes } from './listing-order.js';
 
 /** A usable time: a positive number (or numeric string) of unix seconds or milliseconds; else null. */
 export function timeValue(v: unknown): number | null {
@@ -155,21 +84,6 @@ export class DistinctIds {
     this.#slots = new Float64Array(old.length * 2);
     for (const v of old) if (v !== 0) this.#insert(this.#slots, v);
   }
-}
-
-/**
- * Adds the ids of the listing's first page, read again after a pass, to `distinct`, and counts those
- * the pass had seen further down: calls moved up onto the first page, which removals above them do.
- * A retention job deleting the oldest calls of an oldest-first listing while new calls keep `total`
- * level skips a call at every page boundary, and the distinct count, holding the removed calls,
- * still reaches the total (12 of 300 lost while ok, found by a hostile fake). New calls arriving at
- * the head of a newest-first listing push ids down, never up.
- */
-export function movedUp(firstPage: readonly string[], again: readonly string[], distinct: DistinctIds): number {
-  const before = new Set(firstPage);
-  let moved = 0;
-  for (const id of again) if (!distinct.add(id) && !before.has(id)) moved++;
-  return moved;
 }
 
 /** What the service's pagination said on one page (undefined fields were absent or unusable). */
@@ -274,6 +188,9 @@ export class ListingEnd {
   #smallestFollowed = Number.POSITIVE_INFINITY;
   /** The first page (1-based) that began with the previous page's last entry. */
   #overlapAt: number | undefined;
+  #lastTotal: number | undefined;
+  #totalFell = false;
+  #totalRose = false;
 
   /** `what`: the listing as messages name it; `noun`: what its entries are. */
   constructor(
@@ -291,8 +208,31 @@ export class ListingEnd {
     return this.#largest;
   }
 
+  /**
+   * Whether `total` fell from one page to a later one: calls were removed while the listing was
+   * read. A removed call already listed still counts among the distinct calls seen, so it can make
+   * up for a call the listing lost, and the count no longer proves anything on its own (see
+   * CallListing, ties split across pages).
+   */
+  get totalFell(): boolean {
+    return this.#totalFell;
+  }
+
+  /** Whether `total` rose from one page to a later one: calls arrived while the listing was read. */
+  get totalRose(): boolean {
+    return this.#totalRose;
+  }
+
+  /** The `total` the last page that reported one gave. */
+  get lastTotal(): number | undefined {
+    return this.#lastTotal;
+  }
+
   #note(meta: PageMeta): void {
     if (meta.total !== undefined) {
+      if (this.#lastTotal !== undefined && meta.total < this.#lastTotal) this.#totalFell = true;
+      if (this.#lastTotal !== undefined && meta.total > this.#lastTotal) this.#totalRose = true;
+      this.#lastTotal = meta.total;
       this.#minTotal = this.#minTotal === undefined ? meta.total : Math.min(this.#minTotal, meta.total);
       this.#maxTotal = this.#maxTotal === undefined ? meta.total : Math.max(this.#maxTotal, meta.total);
     }

@@ -58,4 +58,10 @@ export interface PassResult {
   stoppedEarly: boolean;
   shortfall: number | undefined;
   why: string;
+  /** Distinct calls this pass listed (the first pass: all so far). */
+  distinct: number;
+  /** Calls on this pass's first page that came up from below the earlier pass's (0 on the first pass). */
+  movedIn: number;
+  /** Rises of `total` in this pass that arrivals above the cursor do not explain (TotalTrail.roseBelow). */
+  rose: number;
 }

@@ -121,10 +121,16 @@ const CASES: QuirkCase[] = [
   { name: 'combined: oldest first, pages from 0, short pages', quirks: { order: 'oldest-first', pageBase: 0, shortPages: [1, 3] }, expect: 'exact', order: 'oldest-first' },
   { name: 'combined: unsorted, jittering total, past end repeats', quirks: { order: 'unsorted', total: 'jitter', pastEnd: 'repeat-last' }, expect: 'exact', order: 'unordered' },
   {
+    // Not 'exact' since 2026-11-28: a total falling on every request is what calls removed while the
+    // listing is read look like, and among calls of equal times at page edges a removed call already
+    // listed can hide one a split skipped (listing.ties-with-churn.test.ts). Nothing proves the falls
+    // were of calls not yet listed here: the calls that swap places are ordered by a start time the
+    // entries do not show (a call that never started shows none), so the page before the cursor, read
+    // again, never holds the same times. Loud, then, every run.
     name: 'combined: equal startedAt, startedAt 0, future calls, falling total',
     quirks: { equalStartedAt: true, startedAtZeroForUnstarted: true, futureCalls: 2, total: 'falling' },
     now: 'wall',
-    expect: 'exact',
+    expect: 'rule',
     check: checkFutureCalls,
   },
   {

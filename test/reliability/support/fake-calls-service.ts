@@ -42,6 +42,18 @@ export interface FakeOptions {
    * stays level.
    */
   retainWhileListing?: number;
+  /** One call already listed (five above the page) is removed just before the first request for this page (as numbered by the service). */
+  deleteBeforePage?: number;
+  /** Calls arriving while the listing is read: before each List request for a page after the first, a new call (now), this many times; `total` rises. */
+  arriveWhileListing?: number;
+  /** Calls expiring while the listing is read: before each List request for a page after the first, the oldest call is deleted, this many times; `total` falls. */
+  expireWhileListing?: number;
+  /**
+   * Calls appearing in the middle of the listing while it is read (indexed late): before each List
+   * request for a page after the first, a call initiated a second before the call ten places below
+   * the page asked, this many times; `total` rises.
+   */
+  insertWhileListing?: number;
   /**
    * Calls at these listing positions (newest first) share one start time, and ties are ordered by
    * sessionId ascending on one List request and descending on the next (LIMIT/OFFSET over an
@@ -194,6 +206,10 @@ export class FakeCallsService {
   readonly #staleServed = new Set<string>();
   #minutesSettled = false;
   #malformedAnchor: FakeCall | undefined;
+  #arrived = 0;
+  #deletedBefore = false;
+  #expired = 0;
+  #inserted = 0;
   /** Members who left while their group was listed (members.leaveBeforePage2). */
   #left = 0;
   /** Members replaced while their group was listed (members.churnBeforePage2). */
@@ -476,6 +492,26 @@ export class FakeCallsService {
     return json(404, { error: { code: 'ERR_NOT_FOUND', message: `no route ${path}` } });
   }
 
+  /** arriveWhileListing, expireWhileListing, insertWhileListing: before page `index` (0-based) is served. */
+  private churn(index: number, size: number): void {
+    const o = this.opts;
+    if ((o.arriveWhileListing ?? 0) > this.#arrived) {
+      this.#arrived++;
+      this.addCall({ at: NOW() - 30, status: 'ended' });
+    }
+    if ((o.expireWhileListing ?? 0) > this.#expired) {
+      this.#expired++;
+      const oldest = this.calls.reduce((a, b) => (b.initiatedAt < a.initiatedAt ? b : a));
+      this.calls.splice(this.calls.indexOf(oldest), 1);
+    }
+    // ordered() draws the tie coin of `tiedBlock: random`: asked only when inserting.
+    const below = (o.insertWhileListing ?? 0) > this.#inserted ? this.ordered()[(index + 1) * size + 10] : undefined;
+    if (below) {
+      this.#inserted++;
+      this.addCall({ at: below.initiatedAt - 1, status: 'ended' });
+    }
+  }
+
   private list(params: URLSearchParams): Wire {
     this.listRequests++;
     const o = this.opts;
@@ -503,6 +539,12 @@ export class FakeCallsService {
       const oldest = this.calls.reduce((a, b) => (b.initiatedAt < a.initiatedAt ? b : a));
       this.calls.splice(this.calls.indexOf(oldest), 1);
       this.addCall({ at: NOW() - 30, status: 'ended' });
+    }
+    if (Number.isInteger(asked) && asked - base >= 1) this.churn(asked - base, size);
+    if (o.deleteBeforePage === asked && !this.#deletedBefore) {
+      this.#deletedBefore = true;
+      const victim = this.ordered()[(asked - base) * size - 5];
+      if (victim) this.calls.splice(this.calls.indexOf(victim), 1);
     }
     const all: Wire[] = this.ordered();
     if (o.malformedAfterNewest) {
