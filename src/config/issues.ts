@@ -117,11 +117,18 @@ function expectation(node: SchemaNode | undefined): string | undefined {
  */
 const NEVER_ECHOED = new Set(['database', 'apiKeyEnv', 'databasePasswordEnv', 'callsBaseUrl', 'chatBaseUrl', 'appId']);
 
+/**
+ * Fields whose value is always quoted back (up to 80 characters): a schedule is no secret, and a
+ * refused cron expression is hard to fix unseen ("0 2 * * Monday" read "(got a text value)").
+ */
+const ALWAYS_ECHOED = new Set(['cron', 'timezone']);
+
 /** The value received, short and only where it cannot be a secret: `(got "uk")`, `(got 0)`. */
 function got(issue: z.core.$ZodIssue): string {
   const field = issue.path[issue.path.length - 1];
   if (typeof field === 'string' && NEVER_ECHOED.has(field)) return '';
   const input: unknown = (issue as { input?: unknown }).input;
+  if (typeof field === 'string' && ALWAYS_ECHOED.has(field) && typeof input === 'string' && input.length <= 80) return ` (got ${JSON.stringify(input)})`;
   if (typeof input === 'number' || typeof input === 'boolean') return ` (got ${String(input)})`;
   if (input === null) return ' (got null)';
   if (typeof input === 'string') {
