@@ -7,6 +7,7 @@ import type { Logger } from '../log/logger.js';
 import { withAdvisoryLockWait } from '../store/app-lock.js';
 import type { Database } from '../store/schema.js';
 import { connectionString, type PostgresAuth } from '../store/destinations/postgres-connection.js';
+import cronParser from 'cron-parser';
 
 /**
  * The job engine of several workers on one PostgreSQL database: pg-boss 10 (the newest major that
@@ -116,6 +117,11 @@ const QUEUE_OPTIONS: readonly [string, Omit<PgBoss.Queue, 'name'>][] = [
 /** How a tick job is sent (by the cron or by --run-now): retried twice, expired like the finish job. */
 export function tickJobOptions(schedule: Settings['schedule']): PgBoss.SendOptions {
   return { retryLimit: 2, retryDelay: 30, expireInSeconds: controlJobExpirySeconds(schedule) };
+}
+
+/** When the schedule next ticks, as pg-boss reads it: cron-parser 4, in the schedule's time zone. */
+export function nextTick(s: Settings['schedule'], from = new Date()): Date {
+  return cronParser.parseExpression(s.cron, { tz: s.timezone, currentDate: from }).next().toDate();
 }
 
 async function scheduleTicks(boss: PgBoss, s: Settings['schedule']): Promise<void> {

@@ -100,6 +100,7 @@ describe.runIf(postgres)('three workers and twenty apps on one PostgreSQL databa
 
   it('each tick syncs every app exactly once, split across the workers, and reaches the truth', async ({ sim, database: db, writeConfig, dir }) => {
     const cfg = writeConfig(engineConfig(join(dir, 'exports')));
+    const started = Date.now();
     const workers = startWorkers(2, cfg);
     try {
       const tick1 = await runCli(['schedule', '--config', cfg, '--run-now'], env);
@@ -123,7 +124,15 @@ describe.runIf(postgres)('three workers and twenty apps on one PostgreSQL databa
       await checkTruth(sim, db, APPS);
     } finally {
       const stopped = await stopWorkers(workers);
-      for (const r of stopped) expect(r.code, r.stderr).toBe(0);
+      for (const r of stopped) {
+        expect(r.code, r.stderr).toBe(0);
+        // Each worker says when the schedule (the default, 02:00 UTC) next ticks: it never said
+        // (probe round 22); the SQLite scheduler did.
+        const next = /ticks on 0 2 \* \* \* \(UTC\), next at (\S+);/.exec(r.stdout)?.[1];
+        expect(next, r.stdout).toMatch(/T02:00:00\.000Z$/);
+        expect(Date.parse(next!) - started).toBeGreaterThan(0);
+        expect(Date.parse(next!) - started).toBeLessThanOrEqual(86_400_000);
+      }
     }
   }, 240_000);
 

@@ -5,6 +5,7 @@ import type { PostgresAuth } from '../../store/destinations/postgres-connection.
 import type { TickOutcome } from '../../schedule/engine-jobs.js';
 import type { TickFollowUp } from '../../schedule/scheduled-tick.js';
 import { runTickNow, startEngineWorker } from '../../schedule/engine-worker.js';
+import { nextTick } from '../../schedule/job-engine.js';
 import type { AppRetryEvent } from '../../sync/sync-app.js';
 import type { Runtime } from '../runtime.js';
 
@@ -77,7 +78,8 @@ export async function runEngineWorker(
     }
     return;
   }
-  console.log(`callsync schedule: worker on the job engine (${settings.schedule.workerConcurrency} apps at a time); ticks on ${settings.schedule.cron} (${settings.schedule.timezone}); SIGTERM stops it`);
+  // The next tick as pg-boss will send it (probe round 22: the SQLite scheduler said when, this did not).
+  console.log(`callsync schedule: worker on the job engine (${settings.schedule.workerConcurrency} apps at a time); ticks on ${settings.schedule.cron} (${settings.schedule.timezone}), next at ${nextTick(settings.schedule).toISOString()}; SIGTERM stops it`);
   await new Promise<void>((resolve) => opts.stop.signal.addEventListener('abort', () => resolve(), { once: true }));
   await close();
   process.exitCode = EXIT.OK;
