@@ -67,7 +67,7 @@ export class OrderObserver {
    * them (a group that may reach over its edge). Seen only where a page follows the one read before
    * it, a split hides when calls move between requests: a removal shifted the boundary off the
    * group, and a page read again after stepping back is compared with nothing (a randomized
-   * listing lost a call so, ok). This wider test is the one for removals (CallListing#countProves).
+   * listing lost a call so, ok). This wider test is the one for removals (listing-proof.ts, countProof).
    */
   get tiesNearEdges(): boolean {
     return this.#tiedAcrossPages || this.#tiesAtEdges;

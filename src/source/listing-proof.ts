@@ -86,7 +86,8 @@ export class FallCheck {
   }
 }
 
-interface Page {
+/** A page as read: its entries' ids and times, in order. */
+export interface Page {
   ids: readonly string[];
   times: readonly EntryTimes[];
 }
@@ -103,8 +104,8 @@ interface Page {
  * 300 lost while ok, found by a hostile fake).
  */
 export function cameUp(
-  before: { ids: readonly string[]; times: readonly EntryTimes[] },
-  now: { ids: readonly string[]; times: readonly EntryTimes[] },
+  before: Page,
+  now: Page,
   seen: (id: string) => boolean,
   sorted: { key: OrderKey; order: 'newest-first' | 'oldest-first' } | undefined,
 ): number {
@@ -137,7 +138,7 @@ export function cameUp(
  * next and repeat a call with no push (a call arriving below the cursor then went uncounted: a
  * randomized listing, 1 of 56 lost, ok), so then none.
  */
-export function riseAbove(before: { ids: readonly string[]; times: readonly EntryTimes[] }, now: { ids: readonly string[]; times: readonly EntryTimes[] }, key: OrderKey | undefined): number {
+export function riseAbove(before: Page, now: Page, key: OrderKey | undefined): number {
   const had = new Set(before.ids);
   let n = 0;
   while (n < now.ids.length && had.has(now.ids[n]!)) n++;
@@ -190,8 +191,8 @@ export function fellAmongTies(pass: PassResult, order: OrderObserver): boolean {
  * page edges, each removal may have been counted (TotalTrail), and each call that arrived below the
  * cursor while the last pass was read was (PassResult.rose): the union less those, or the last
  * pass's own count less its arrivals when no total fell through it, whichever is larger (each alone
- * counts only calls the service held all along). `moved`: calls moved up onto the first page (removals with `total` kept level by arrivals,
- * which no total shows): the last pass's own count.
+ * counts only calls the service held all along). `moved`: calls moved up onto the first page
+ * (removals with `total` kept level by arrivals, which no total shows): the last pass's own count.
  */
 export function countProof(pass: PassResult, order: OrderObserver, union: number, trail: TotalTrail, moved: boolean): CountProof {
   if (pass.stoppedEarly) return { count: union, total: undefined, shortfall: undefined };

@@ -56,7 +56,6 @@ export interface PassResult {
   /** Pages this pass read. */
   pages: number;
   stoppedEarly: boolean;
-  shortfall: number | undefined;
   why: string;
   /** Distinct calls this pass listed (the first pass: all so far). */
   distinct: number;

@@ -3,7 +3,7 @@ import { firstPages, type FirstPages } from './page-numbering.js';
 import { DistinctIds, entryIds, entryTimes, ListingEnd, OrderObserver, overlapsPrevious, pageMeta, sameIds, servedSizeToCheck } from './listing-evidence.js';
 import { allOlder, NewestTimes, olderThanWindow } from './listing-times.js';
 import { ListingError, listingProblem } from './listing-problem.js';
-import { cameUp, countProof, FallCheck, riseAbove, TotalTrail } from './listing-proof.js';
+import { cameUp, countProof, FallCheck, riseAbove, TotalTrail, type Page } from './listing-proof.js';
 import type { EntryTimes } from './listing-order.js';
 import { pageReader, readAgain, readBackwards } from './listing-reads.js';
 import type { CallsPage, ListingOptions, ListingOutcome, PassResult } from './listing-types.js';
@@ -39,7 +39,7 @@ export class CallListing {
   #outcome: ListingOutcome | undefined;
   #pageBase: 0 | 1 = 1;
   /** The last pass's first page, read again after it (see #movedUp). */
-  #first: { ids: string[]; times: EntryTimes[] } | undefined;
+  #first: Page | undefined;
   /** The first pass's newest times, and calls a later pass found that are not newer (missed by it). */
   readonly #firstPassTimes = new NewestTimes();
   #missed = 0;
@@ -91,7 +91,7 @@ export class CallListing {
       pass.pages > 1 && this.opts.relistOnShortfall !== false &&
       (pass.stoppedEarly
         ? this.#order.tiedAcrossPages
-        : (pass.shortfall === undefined && (!this.#order.sortedBy || this.#order.tiedAcrossPages)) || (moved = yield* this.#movedUp()) > 0)
+        : (pass.end.minTotal === undefined && (!this.#order.sortedBy || this.#order.tiedAcrossPages)) || (moved = yield* this.#movedUp()) > 0)
     ) {
       // Only a second pass can tell a listing that lost nothing from one that did: with no total to
       // count against, and no order to page by or calls of equal times split across a page boundary
@@ -215,7 +215,7 @@ export class CallListing {
     let jumpedTo: number | undefined;
     const startRequests = this.#requests;
     const finish = (why: string, stoppedEarly = false): PassResult => ({
-      end, pages: this.#requests - startRequests, stoppedEarly, shortfall: stoppedEarly ? undefined : end.shortfall(this.#distinct.count), why,
+      end, pages: this.#requests - startRequests, stoppedEarly, why,
       distinct: (seenThisPass ?? this.#distinct).count,
       movedIn,
       rose,
