@@ -215,8 +215,8 @@ describe('answers to calls asked for again that leave out what an earlier answer
     await withFake('settle-view-without-minutes.db', { seed: 36, calls: 120, ongoing: 0, spanHours: 48, getAnswer: without(minutes) }, { detailFetch: 'always', lookbackHours: 1 }, async (service, database, settings) => {
       expect((await syncWith(settings)).results[0]!.status).toBe('ok');
       expect(await off(database, service)).toEqual([]);
-      // Every call with minutes (all but the newest hour's lie outside the listing window): the audit's
-      // sample of 8 misses them all about once in 10^5 runs, and one hit makes it ask for the rest.
+      // Every call with minutes is revised; most lie inside the listing window (their entries, which
+      // carry minutes, change), some outside it, where only the settle audit can see them.
       const revised = service.calls.filter((c) => c.participants.some((p) => p.totalDuration > 0));
       expect(revised.length).toBeGreaterThan(service.calls.length / 2);
       for (const c of revised) {
@@ -224,8 +224,14 @@ describe('answers to calls asked for again that leave out what an earlier answer
         const sum = (k: 'totalAudioMinutes' | 'totalVideoMinutes'): number => c.participants.reduce((t, p) => t + p[k], 0);
         Object.assign(c, { totalAudioMinutes: sum('totalAudioMinutes'), totalVideoMinutes: sum('totalVideoMinutes'), totalDurationInMinutes: sum('totalAudioMinutes') + sum('totalVideoMinutes') });
       }
-      // A night passes: the settle audit asks again for calls written over an hour ago.
-      await withStore(database, ({ db }) => sql`update calls set synced_at = synced_at - 7200`.execute(db));
+      // A night passes for the revised calls: the settle audit asks again for calls written over an
+      // hour ago, so its sample draws from revised calls only, and one hit makes it ask for the rest.
+      // Drawn from every call, it drew 8 of the 53 not fetched by this run's listing, 16 of them
+      // revised, and missed them all about once in 30 runs (two CI runs at 53a108d): that is the
+      // sample's documented limit (README, "seen by the settle audit only when its sample draws that
+      // call"), not what this test is about.
+      const ids = revised.map((c) => c.sessionId);
+      await withStore(database, ({ db }) => sql`update calls set synced_at = synced_at - 7200 where session_id in (${sql.join(ids)})`.execute(db));
       const second = (await syncWith(settings)).results[0]!;
       expect(second.status).toBe('partial');
       expect(second.error).toMatch(/call\(s\) asked for again lack details/);
