@@ -47,8 +47,7 @@ export async function openForReading(target: ReadTarget, opts: ReadOptions = {})
   // database made for it): "does not exist" sent its owner looking for a database that was there.
   const absent = (why: 'missing' | 'unmigrated' = 'missing'): Promise<Store> => {
     if (opts.missing === 'empty') return emptyStore();
-    const what = why === 'missing' ? 'does not exist' : 'has no callsync tables yet (no sync has run on it)';
-    throw new ConfigError(`database ${displayDatabase(database)} ${what}; run \`callsync sync\` first, or pass --database`);
+    throw notSyncedYet(database, why);
   };
   if (!databaseExists(database)) return absent();
   const open = (readonly: boolean): Promise<Store> =>
@@ -79,6 +78,31 @@ export async function openForReading(target: ReadTarget, opts: ReadOptions = {})
     throw err;
   }
   return writer;
+}
+
+/** The one line for a database that is not there, or that no sync has created callsync's tables in. */
+function notSyncedYet(database: string, why: 'missing' | 'unmigrated'): ConfigError {
+  const what = why === 'missing' ? 'does not exist' : 'has no callsync tables yet (no sync has run on it)';
+  return new ConfigError(`database ${displayDatabase(database)} ${what}; run \`callsync sync\` first, or pass --database`);
+}
+
+/**
+ * The readers' line when `target` exists but no sync has migrated it; undefined otherwise (or when
+ * that cannot be told). For `query`, which opens no store of its own before running the statement:
+ * on an empty SQLite file its failure read "no such table: calls" alone (probe round 22), where
+ * every other reader names the cause and the command that fixes it.
+ */
+export async function unmigratedProblem(target: ReadTarget): Promise<ConfigError | undefined> {
+  if (!databaseExists(target.database)) return undefined;
+  let store: Store | undefined;
+  try {
+    store = await openStore(target.database, { readonly: resolveDestination(target.database).capabilities.localFile, busyTimeoutMs: target.busyTimeoutMs, passwordEnv: target.databasePasswordEnv, env: target.env });
+    return (await pendingMigrations(store.db)).applied === 0 ? notSyncedYet(target.database, 'unmigrated') : undefined;
+  } catch {
+    return undefined;
+  } finally {
+    await store?.close();
+  }
 }
 
 /** An empty database in memory on the latest schema: "nothing yet", without creating a file. */

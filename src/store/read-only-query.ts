@@ -5,6 +5,7 @@ import { resolveDestination } from './destinations/index.js';
 export {
   DEFAULT_QUERY_LIMIT,
   DEFAULT_QUERY_TIMEOUT_SECONDS,
+  QueryError,
   QueryInterruptedError,
   QueryRefusedError,
   type QueryOptions,

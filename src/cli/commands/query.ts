@@ -1,10 +1,11 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { once } from 'node:events';
 import type { Command } from 'commander';
-import { ConfigError } from '../../config/errors.js';
+import { CallsyncError, ConfigError } from '../../config/errors.js';
 import { resolveDestination } from '../../store/destinations/index.js';
-import { DEFAULT_QUERY_LIMIT, QueryInterruptedError, streamReadOnlyQuery, type QuerySink } from '../../store/read-only-query.js';
+import { DEFAULT_QUERY_LIMIT, QueryError, QueryInterruptedError, streamReadOnlyQuery, type QuerySink } from '../../store/read-only-query.js';
 import { EXIT } from '../exit-codes.js';
+import { unmigratedProblem } from '../open-for-reading.js';
 import { MAX_TABLE_ROWS, parseFormat, renderGrid, tooManyForTable, type OutputFormat } from '../output.js';
 import { commandSettings } from '../setup.js';
 import { configOption, databaseOption, formatOption } from '../shared-options.js';
@@ -34,7 +35,7 @@ export function registerQuery(program: Command): void {
         }
       }
       // The config file is read whenever it exists (its queryTimeoutSeconds, databasePasswordEnv).
-      const { settings, database, databasePasswordEnv, env } = commandSettings(flags);
+      const { settings, database, databasePasswordEnv, busyTimeoutMs, env } = commandSettings(flags);
       // Ctrl-C cancels the statement on the PostgreSQL server, or stops SQLite's query process (a
       // second one exits at once). Without that process (a build without it) SQLite keeps the
       // default: the process ends once the statement does.
@@ -54,6 +55,12 @@ export function registerQuery(program: Command): void {
         await out.end();
         if (summary.truncated) console.error(`callsync: query: stopped at --limit ${limit} rows; the result has more (raise --limit, or 0 for no limit)`);
       } catch (err) {
+        // A statement the database refused (a missing table, say) on a database no sync has set up:
+        // the line says that too. Refusals of the connection (a superuser) stay as they are.
+        if (err instanceof CallsyncError && err.code === 'QUERY_INVALID') {
+          const unset = await unmigratedProblem({ database, databasePasswordEnv, busyTimeoutMs, env });
+          if (unset) throw new QueryError('QUERY_INVALID', `${err.message}; ${unset.message}`);
+        }
         if (!(err instanceof QueryInterruptedError)) throw err;
         // Not closed as if complete: an empty table or `[]` read as a whole (empty) result to anyone
         // not checking the exit code (probe round 21). The rows already written stay; JSON stays open.
