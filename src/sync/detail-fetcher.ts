@@ -25,6 +25,8 @@ export interface DetailCounters {
   failedKept: number;
   /** Calls whose list entry did not parse and whose Get Call answer gave nothing usable either (see AppSyncResult). */
   unreadCalls: number;
+  /** The first of them, as `sessionId: why Get Call gave nothing usable`. */
+  firstUnread?: string | undefined;
   /** Calls listed twice with different entries whose answer left out what only an entry states (see AppSyncResult). */
   disputedCalls: number;
   firstDisputed?: string | undefined;
@@ -155,6 +157,7 @@ export class DetailFetcher {
       // A call whose list entry did not parse stays rejected, as it was before it was asked for.
       if (p.unreadableEntry) {
         d.counters.unreadCalls++;
+        d.counters.firstUnread ??= `${id.slice(0, 80)}: ${reason.slice(0, 200)}`;
         // On the retry list: asked for again on later runs until Get Call answers readably. Left to
         // the listing, a call older than an incremental run's window was never asked again, the next
         // run ok with it missing (probe round 17 c).
@@ -194,6 +197,7 @@ export class DetailFetcher {
     if (!got.found) {
       if (p.unreadableEntry) {
         d.counters.unreadCalls++;
+        d.counters.firstUnread ??= `${id.slice(0, 80)}: Get Call answered not found${got.confirmed ? '' : ' without the service\'s own code'}`;
         // Only the service's own code says it is gone; anything else is asked again (as above).
         if (!got.confirmed) w.retries.push({ sessionId: id, reason: 'unreadable_entry' });
         return;

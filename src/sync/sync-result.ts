@@ -57,6 +57,8 @@ export interface AppSyncResult {
    * not in `calls`. The run is partial when there are any.
    */
   unreadCalls: number;
+  /** The first of them Get Call was asked for, as `sessionId: why` (the listing's own first unreadable entry is named before it). */
+  firstUnread?: string | undefined;
   /**
    * Calls listed twice in the run with different entries whose Get Call answer left out what the
    * entries state (which of them is current is not known): stored as listed with detail_error, on
