@@ -5,6 +5,7 @@ import { allOlder, NewestTimes, olderThanWindow } from './listing-times.js';
 import { ListingError, listingProblem } from './listing-problem.js';
 import { cameUp, countProof, FallCheck, riseAbove, TotalTrail, type Page } from './listing-proof.js';
 import type { EntryTimes } from './listing-order.js';
+import { EdgeTies } from './listing-ties.js';
 import { pageReader, readAgain, readBackwards } from './listing-reads.js';
 import type { CallsPage, ListingOptions, ListingOutcome, PassResult } from './listing-types.js';
 
@@ -27,9 +28,9 @@ const MAX_STEP_BACKS = 3;
  *   times at most, then reads the pages the moved calls lie on again, in place);
  * - completeness: a listing read to its end counts its distinct calls against the reported total;
  *   short, it is read once more (calls seen in either pass count), and the outcome names the shortfall;
- *   with no total, the pages read are held against `total_pages` the same way.
- * The consumer reads `pages()` to the end (or leaves early, then `outcome()` is not complete) and
- * then asks `outcome()`.
+ *   with no total, the pages read are held against `total_pages` the same way; a window (no count
+ *   of its own) holds calls of one time split across pages against what each pass showed (EdgeTies).
+ * Read `pages()` to the end (left early, `outcome()` is not complete), then ask `outcome()`.
  */
 export class CallListing {
   readonly #distinct = new DistinctIds();
@@ -43,6 +44,7 @@ export class CallListing {
   /** The first pass's newest times, and calls a later pass found that are not newer (missed by it). */
   readonly #firstPassTimes = new NewestTimes();
   #missed = 0;
+  readonly #ties = new EdgeTies();
 
   /** perPage asked; lowered to the served size once offsets are seen to step by the size asked. */
   #pageSize: number;
@@ -93,12 +95,11 @@ export class CallListing {
         ? this.#order.tiedAcrossPages
         : (pass.end.minTotal === undefined && (!this.#order.sortedBy || this.#order.tiedAcrossPages)) || (moved = yield* this.#movedUp()) > 0)
     ) {
-      // Only a second pass can tell a listing that lost nothing from one that did: with no total to
-      // count against, and no order to page by or calls of equal times split across a page boundary
-      // (ties an ORDER BY leaves undecided may split differently on each request: 10 of 300 lost,
-      // found by a hostile fake); in a window (incremental, backfill), which has no count of its own,
-      // with such ties (a backfill lost 10 of 201, ok); or after calls moved up onto the first page
-      // while it was read. The second pass must add no call older than what the first saw.
+      // Only a second pass can tell a listing that lost nothing from one that did: with no total and
+      // no order to page by, or calls of equal times split across a page boundary (ties an ORDER BY
+      // leaves undecided may split differently on each request: 10 of 300 lost, a hostile fake); in a
+      // window (no count of its own) with such ties (a backfill lost 10 of 201, ok); or after calls
+      // moved up onto the first page while it was read. It must add no call older than the first saw.
       relisted = true;
       pass = yield* this.#resizedPass();
       // After calls moved, the second pass stands on its own: proved as the first would have been,
@@ -108,13 +109,13 @@ export class CallListing {
         moved = yield* this.#movedUp();
       } else unstable = this.#missed || undefined;
     }
-    // A second pass whose first page shows calls came up (cameUp; 333 of 4,000 randomized listings
-    // with ties and rolling retention, oldest first, lost a call, ok, before this was checked).
+    // A second pass whose first page shows calls came up (cameUp; before: 333 of 4,000 lost a call, ok).
     if (pass.movedIn > 0) ownCount = true;
     const proof = countProof(pass, this.#order, this.#distinct.count, this.#trail, ownCount);
     const sorted = this.#order.sortedBy;
     const unprovedWhy = pass.stoppedEarly ? undefined : pass.end.unproved(this.#distinct.count);
-    const problem = listingProblem({ shortfall: proof.shortfall, minTotal: proof.total, distinct: proof.count, relisted, unprovedWhy, moved, unstable, tied: sorted !== undefined, window: pass.stoppedEarly });
+    const splitTies = pass.stoppedEarly && sorted ? this.#ties.unproved(sorted.key) : undefined;
+    const problem = listingProblem({ shortfall: proof.shortfall, minTotal: proof.total, distinct: proof.count, relisted, unprovedWhy, moved, unstable, tied: sorted !== undefined, window: pass.stoppedEarly }) ?? splitTies;
     this.#outcome = {
       complete: !pass.stoppedEarly && !problem,
       ...(problem ? { problem } : {}),
@@ -176,6 +177,7 @@ export class CallListing {
 
   async *#pass(firstPass: boolean): AsyncGenerator<CallsPage, PassResult, undefined> {
     const end = new ListingEnd(this.#pageSize);
+    this.#ties.startPass();
     /**
      * Ids seen in this pass: whether a page brought anything new (the union across passes is
      * #distinct). The first pass's ids are #distinct itself: a second set of the same ids cost
@@ -282,9 +284,8 @@ export class CallListing {
       const drop = previousTotal !== undefined && total !== undefined && index > 0 ? previousTotal - total : 0;
       falls.read(index, { ids, times }, drop, furthest);
       const repeats = sameIds(previousIds, ids);
-      // `total` rose since the page before: arrivals above the cursor push calls down (the page
-      // repeats them); the rest arrived below it and are counted as the listing goes on, and one
-      // such call can hide one a split of equal times skipped (458 of 4,000 randomized listings, ok).
+      // `total` rose since the page before: arrivals above the cursor push calls down (the page repeats
+      // them); the rest arrived below it, and one can hide a call a split of ties skipped (458 of 4,000).
       const up = continues && previousIds && previousTotal !== undefined && meta.total !== undefined ? meta.total - previousTotal : 0;
       if (up > 0 && !repeats) rose += Math.max(0, up - riseAbove({ ids: previousIds!, times: previousTimes }, { ids, times }, this.#order.sortedBy?.key));
       let fresh = 0;
@@ -309,6 +310,7 @@ export class CallListing {
 
       // Pages re-read after stepping back bring nothing new by design; only new ground counts.
       const newGround = index > furthest;
+      if (newGround && !repeats) this.#ties.page(ids, times, continues);
       if (newGround) {
         pagesWithoutNew = fresh === 0 ? pagesWithoutNew + 1 : 0;
         furthest = index;
@@ -321,10 +323,9 @@ export class CallListing {
       if (index === 0 && jumpedTo === undefined) this.#first = { ids, times };
       yield { page: requested, entries: res.entries, pagination: res.pagination };
 
-      // `total` fell: calls were removed above the cursor, and later ones moved up onto pages
-      // already read (handled below). Also on the last page: ended there, one removal before it lost
-      // the call it moved up while the removed one, counted, made the distinct count the new total,
-      // ok (probe round 17 c).
+      // `total` fell: calls were removed above the cursor, and later ones moved up onto pages already
+      // read (handled below). Also on the last page: ended there, one removal lost the call it moved
+      // up while the removed one, counted, made the distinct count the new total (round 17 c).
       if (decision.kind === 'end' && !(drop > 0 && stepBacks < MAX_STEP_BACKS)) {
         const e = ended(decision.why);
         return 'end' in e ? e : yield* e;
@@ -354,12 +355,11 @@ export class CallListing {
       // jitters, could keep a listing that steps back from ever advancing).
       const back = Math.min(index, Math.ceil(drop / Math.max(1, end.largestPage)));
       if (drop > 0 && stepBacks >= MAX_STEP_BACKS) {
-        // Past that, the pages the moved calls now lie on are read again in place, and paging goes
-        // on from here: the calls a removal moved up onto them are listed (paging forward alone lost
-        // them while the removed calls, already counted, made the distinct count reach the new
-        // total: found by a hostile fake, 2026-11-26). A total that is merely wrong costs a request
-        // or two a page. Removals before every single request, re-reads included, can still move a
-        // call past them unseen; from here that looks like a wrong total (a known gap).
+        // Past that, the pages the moved calls now lie on are read again in place, and paging goes on
+        // from here: the calls a removal moved up onto them are listed (paging forward alone lost them
+        // while the removed calls, counted, made the distinct count reach the new total: a hostile
+        // fake, 2026-11-26). A total merely wrong costs a request or two a page. Removals before every
+        // request, re-reads included, can still move a call past them unseen (a known gap).
         falls.steppedBack(index - back, back, drop, newGround);
         yield* readAgain(requested - back, requested, { ...reader, record: (ids, times, page) => (reader.record(ids, times, page), falls.read(index + page - requested, { ids, times }, 0, furthest)) });
       }

@@ -255,11 +255,7 @@ export class FakeCallsService {
       for (let i = 0; i < (o.futureCalls ?? 0); i++) this.addCall({ at: now + (i + 1) * 7 * 86400, status: 'ended' });
       if (o.tiedBlock) {
         const block = this.ordered().slice(o.tiedBlock.at, o.tiedBlock.at + o.tiedBlock.size);
-        const at = block[0]!.initiatedAt;
-        for (const c of block) {
-          Object.assign(c, { initiatedAt: at, status: 'ended', startedAt: at + 3 });
-          this.settle(c, at + 63);
-        }
+        this.tie(block, block[0]!.initiatedAt);
       }
     }
     const rec = o.recordings;
@@ -280,6 +276,14 @@ export class FakeCallsService {
   }
 
   /** Adds one small, complete call initiated at `at` (unix seconds); returns it. */
+  /** Gives `calls` one time: initiated at `at`, started 3 s later, ended a minute after (ties by the listing's order key). */
+  tie(calls: readonly FakeCall[], at: number): void {
+    for (const c of calls) {
+      Object.assign(c, { initiatedAt: at, status: 'ended', startedAt: at + 3 });
+      this.settle(c, at + 63);
+    }
+  }
+
   addCall(p: { at: number; status?: string }): FakeCall {
     const r = this.#rand;
     const n = ++this.#n;
