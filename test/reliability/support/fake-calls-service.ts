@@ -159,6 +159,12 @@ export interface FakeOptions {
   listEntry?: (entry: Wire, call: FakeCall) => Wire;
   /** Rewrites each Get Call answer (a copy of the call as the wire shows it): details the service has not worked out yet, say. */
   getAnswer?: (answer: Wire, call: FakeCall) => Wire;
+  /** Called before each List Calls page is built (0-based page index, served size, request number): calls that change while listed. */
+  beforeList?: (svc: FakeCallsService, index: number, size: number, request: number) => void;
+  /** Rewrites each List Calls answer (rows as served, pagination) before it is sent: a cached total, a per-page total. */
+  rewriteList?: (p: { data: Wire[]; pagination: Wire; index: number; size: number; request: number; all: Wire[] }) => { data: Wire[]; pagination: Wire };
+  /** Sorts the listing itself (instead of `order`). */
+  sortWith?: (list: FakeCall[], request: number) => FakeCall[];
   /** Path of the vendor's OpenAPI file: its List Calls example answers every page, Get Call its example adapted to each listed call. */
   vendor?: string;
 }
@@ -374,6 +380,7 @@ export class FakeCallsService {
   private ordered(): FakeCall[] {
     const order = this.opts.order ?? 'newest';
     const list = [...this.calls];
+    if (this.opts.sortWith) return this.opts.sortWith(list, this.listRequests);
     if (order === 'random') {
       for (let i = list.length - 1; i > 0; i--) { const j = Math.floor(this.#rand() * (i + 1)); [list[i], list[j]] = [list[j]!, list[i]!]; }
       return list;
@@ -545,6 +552,7 @@ export class FakeCallsService {
       this.addCall({ at: NOW() - 30, status: 'ended' });
     }
     if (Number.isInteger(asked) && asked - base >= 1) this.churn(asked - base, size);
+    if (o.beforeList && Number.isInteger(asked)) o.beforeList(this, asked - base, size, this.listRequests);
     if (o.deleteBeforePage === asked && !this.#deletedBefore) {
       this.#deletedBefore = true;
       const victim = this.ordered()[(asked - base) * size - 5];
@@ -591,6 +599,10 @@ export class FakeCallsService {
     if (cp !== 'absent') pagination.current_page = cp === 'one' ? 1 : cp === 'plusOne' ? idx + base + 1 : idx + base;
     const tp = o.totalPages ?? 'real';
     if (tp !== 'absent') pagination.total_pages = tp === 'real' ? Math.ceil(n / step) : tp === 'requested' ? Math.ceil(n / requested) : tp;
+    if (o.rewriteList) {
+      const r = o.rewriteList({ data, pagination, index: idx, size, request: this.listRequests, all });
+      return { data: r.data, meta: { pagination: r.pagination } };
+    }
     if (o.meta === 'top-camel') {
       const camel = (k: string): string => k.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase());
       return { data, pagination: Object.fromEntries(Object.entries(pagination).map(([k, v]) => [camel(k), v])) };
