@@ -26,8 +26,9 @@ interface TieGroup {
  * wherever its calls fall); one first split by a later pass stood whole on one page before.
  */
 export class EdgeTies {
-  /** By `${key}:${value}`. */
-  readonly #groups = new Map<string, TieGroup>();
+  /** By order key, then time (no text key made per entry: every page of a long listing is looked up). */
+  readonly #groups = new Map<OrderKey, Map<number, TieGroup>>(ORDER_KEYS.map((k) => [k, new Map()]));
+  #held = 0;
   #pass = -1;
   #previous: { ids: readonly string[]; times: readonly EntryTimes[] } | undefined;
 
@@ -42,17 +43,19 @@ export class EdgeTies {
     if (this.#pass === 0 && before && before.times.length > 0 && times.length > 0) {
       for (const key of ORDER_KEYS) {
         const t = times[0]![key];
-        const name = `${key}:${t}`;
-        if (t === null || before.times[before.times.length - 1]![key] !== t || this.#groups.has(name)) continue;
+        const groups = this.#groups.get(key)!;
+        if (t === null || before.times[before.times.length - 1]![key] !== t || groups.has(t)) continue;
         const group: TieGroup = { entries: [], ids: new Set() };
-        this.#groups.set(name, group);
+        groups.set(t, group);
+        this.#held++;
         before.times.forEach((x, i) => x[key] === t && this.#count(group, before.ids[i]!));
       }
     }
-    if (this.#groups.size > 0) {
+    if (this.#held > 0) {
       times.forEach((x, i) => {
         for (const key of ORDER_KEYS) {
-          const group = x[key] === null ? undefined : this.#groups.get(`${key}:${x[key]}`);
+          const t = x[key];
+          const group = t === null ? undefined : this.#groups.get(key)!.get(t);
           if (group) this.#count(group, ids[i]!);
         }
       });
@@ -67,12 +70,10 @@ export class EdgeTies {
 
   /** Why the calls of some time on `key` (the listing's order) cannot be proved listed whole; undefined when they can. */
   unproved(key: OrderKey): string | undefined {
-    for (const [name, group] of this.#groups) {
-      if (!name.startsWith(`${key}:`)) continue;
-      const counts = group.entries.filter((n) => n > 0);
-      const fewest = Math.min(...counts);
+    for (const [t, group] of this.#groups.get(key)!) {
+      const fewest = Math.min(...group.entries.filter((n) => n > 0));
       if (group.ids.size < fewest) {
-        return `List Calls showed ${fewest} entries of one ${key} (${name.slice(key.length + 1)}) across a page boundary but ${group.ids.size} distinct calls, on every pass: calls of equal times split across pages were listed twice and others skipped, so the window cannot be proved complete`;
+        return `List Calls showed ${fewest} entries of one ${key} (${t}) across a page boundary but ${group.ids.size} distinct calls, on every pass: calls of equal times split across pages were listed twice and others skipped, so the window cannot be proved complete`;
       }
     }
     return undefined;
