@@ -50,9 +50,7 @@ export async function openForReading(target: ReadTarget, opts: ReadOptions = {})
     throw notSyncedYet(database, why);
   };
   if (!databaseExists(database)) return absent();
-  const open = (readonly: boolean): Promise<Store> =>
-    openStore(database, { readonly: readonly && local, busyTimeoutMs: target.busyTimeoutMs, passwordEnv: target.databasePasswordEnv, env: target.env });
-  const store = await open(true);
+  const store = await openTarget(target, true);
   let state: { pending: string[]; applied: number };
   try {
     state = await pendingMigrations(store.db);
@@ -70,7 +68,7 @@ export async function openForReading(target: ReadTarget, opts: ReadOptions = {})
   if (state.pending.length && opts.upgrade === false) {
     throw new ConfigError(`database ${displayDatabase(database)} has an older schema (${state.pending.length} migration(s) to apply); run \`callsync migrate\` (or \`callsync sync\`) on it first`);
   }
-  const writer = await open(false);
+  const writer = await openTarget(target, false);
   try {
     if (state.pending.length) await migrateToLatest(writer.db);
   } catch (err) {
@@ -78,6 +76,12 @@ export async function openForReading(target: ReadTarget, opts: ReadOptions = {})
     throw err;
   }
   return writer;
+}
+
+/** `target`'s store; `readonly` applies to a local file (a server database is opened as usual). */
+function openTarget(target: ReadTarget, readonly: boolean): Promise<Store> {
+  const local = resolveDestination(target.database).capabilities.localFile;
+  return openStore(target.database, { readonly: readonly && local, busyTimeoutMs: target.busyTimeoutMs, passwordEnv: target.databasePasswordEnv, env: target.env });
 }
 
 /** The one line for a database that is not there, or that no sync has created callsync's tables in. */
@@ -96,7 +100,7 @@ export async function unmigratedProblem(target: ReadTarget): Promise<ConfigError
   if (!databaseExists(target.database)) return undefined;
   let store: Store | undefined;
   try {
-    store = await openStore(target.database, { readonly: resolveDestination(target.database).capabilities.localFile, busyTimeoutMs: target.busyTimeoutMs, passwordEnv: target.databasePasswordEnv, env: target.env });
+    store = await openTarget(target, true);
     return (await pendingMigrations(store.db)).applied === 0 ? notSyncedYet(target.database, 'unmigrated') : undefined;
   } catch {
     return undefined;
