@@ -4,10 +4,12 @@
  * observed through the listing's PageReader.
  */
 import type { ListCallsPage } from './calls-api.js';
-import { type DistinctIds, entryIds, entryTimes } from './listing-evidence.js';
-import type { EntryTimes, OrderObserver } from './listing-order.js';
+import { type DistinctIds, entryIds, entryTimes, pageMeta } from './listing-evidence.js';
+import type { EntryTimes, OrderKey, OrderObserver } from './listing-order.js';
+import { cameUp, type Page } from './listing-proof.js';
 import { allOlder } from './listing-times.js';
 import type { CallsPage, PassResult } from './listing-types.js';
+import type { FirstAgain } from './listing-verdict.js';
 
 export interface PageReader {
   list(page: number): Promise<ListCallsPage>;
@@ -63,4 +65,27 @@ export async function* readBackwards(
     if (reader.order.sortedBy?.order === 'oldest-first' && allOlder(times, bound)) return finish('a page older than the window, read backwards (oldest first observed)', true);
   }
   return finish('read backwards to the first page');
+}
+
+/**
+ * Reads the first page (`page`) again after a pass (one request): how many calls moved up onto it
+ * from below since `first` was read (cameUp), and how many no pass had listed; its calls count as listed.
+ */
+export async function* readFirstAgain(
+  list: (page: number) => Promise<ListCallsPage>,
+  page: number,
+  first: Page,
+  distinct: DistinctIds,
+  sorted: { key: OrderKey; order: 'newest-first' | 'oldest-first' } | undefined,
+): AsyncGenerator<CallsPage, FirstAgain, undefined> {
+  const again = await list(page);
+  const ids = entryIds(again.entries, 'sessionId');
+  const moved = cameUp(first, { ids, times: again.entries.map(entryTimes) }, (id) => distinct.has(id), sorted);
+  let fresh = 0;
+  for (const id of ids) if (distinct.add(id)) fresh++;
+  if (again.entries.length > 0) yield { page, entries: again.entries, pagination: again.pagination };
+  // Shorter than when first read, the listing not that short: capped now (round 12 F5), it may
+  // have left out the very calls that moved up; counted as a move, so the listing is read again.
+  const total = pageMeta(again.pagination, again.entries.length).total;
+  return { moved: again.entries.length < first.ids.length && (total === undefined || total > again.entries.length) ? Math.max(moved, 1) : moved, fresh };
 }

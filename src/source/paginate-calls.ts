@@ -2,11 +2,12 @@ import type { CallsApi, ListCallsPage } from './calls-api.js';
 import { firstPages, type FirstPages } from './page-numbering.js';
 import { DistinctIds, entryIds, entryTimes, ListingEnd, OrderObserver, overlapsPrevious, pageMeta, sameIds, servedSizeToCheck } from './listing-evidence.js';
 import { allOlder, NewestTimes, olderThanWindow } from './listing-times.js';
-import { ListingError, listingProblem } from './listing-problem.js';
-import { cameUp, countProof, FallCheck, riseAbove, TotalTrail, type Page } from './listing-proof.js';
+import { ListingError } from './listing-problem.js';
+import { cameUp, countProof, excessOver, FallCheck, riseAbove, TotalTrail, type Page } from './listing-proof.js';
+import { listingVerdict, unexplained, type FirstAgain } from './listing-verdict.js';
 import type { EntryTimes } from './listing-order.js';
 import { EdgeTies } from './listing-ties.js';
-import { pageReader, readAgain, readBackwards } from './listing-reads.js';
+import { pageReader, readAgain, readBackwards, readFirstAgain } from './listing-reads.js';
 import type { CallsPage, ListingOptions, ListingOutcome, PassResult } from './listing-types.js';
 
 export type { CallsPage, ListingOptions, ListingOutcome } from './listing-types.js';
@@ -81,46 +82,49 @@ export class CallListing {
     if (resized) pass = yield* this.#resizedPass();
     let relisted = resized;
     let unstable: number | undefined;
-    let moved = 0;
-    let ownCount = false; // calls moved up onto the first page: see countProof
+    /** The first page read again after the last pass (#firstAgain). */
+    let again: FirstAgain | undefined;
+    let ownCount = false; // calls moved up onto the first page, or counted past the totals: see countProof
+    let excess = 0;
     const relist = !pass.stoppedEarly && this.opts.relistOnShortfall !== false;
     if (relist && ((countProof(pass, this.#order, this.#distinct.count, this.#trail, false).shortfall ?? 0) > 0 || pass.end.unproved(this.#distinct.count) !== undefined)) {
       relisted = true;
       pass = yield* this.#resizedPass();
-      // An ordered listing's second pass must show no call moved up either (#movedUp, cameUp).
-      if (!pass.stoppedEarly && this.#order.sortedBy) moved = yield* this.#movedUp();
+      // An ordered listing's second pass must show no call moved up either (#firstAgain, cameUp).
+      if (!pass.stoppedEarly && this.#order.sortedBy) again = yield* this.#firstAgain();
     } else if (
       pass.pages > 1 && this.opts.relistOnShortfall !== false &&
       (pass.stoppedEarly
         ? this.#order.tiedAcrossPages
-        : (pass.end.minTotal === undefined && (!this.#order.sortedBy || this.#order.tiedAcrossPages)) || (moved = yield* this.#movedUp()) > 0)
+        : (pass.end.minTotal === undefined && (!this.#order.sortedBy || this.#order.tiedAcrossPages)) ||
+          (excess = excessOver(this.#distinct.count, pass, this.#trail)) > 0 || unexplained((again = yield* this.#firstAgain()), pass))
     ) {
       // Only a second pass can tell a listing that lost nothing from one that did: with no total and
       // no order to page by, or calls of equal times split across a page boundary (ties an ORDER BY
       // leaves undecided may split differently on each request: 10 of 300 lost, a hostile fake); in a
-      // window (no count of its own) with such ties (a backfill lost 10 of 201, ok); or after calls
-      // moved up onto the first page while it was read. It must add no call older than the first saw.
+      // window (no count of its own) with such ties (a backfill lost 10 of 201, ok); after calls
+      // moved up onto the first page while it was read, or were counted past the totals; or when
+      // arrivals above the cursor did not show (unexplained). It must add no call older than the first saw.
       relisted = true;
+      const moved = again?.moved ?? 0;
       pass = yield* this.#resizedPass();
-      // After calls moved, the second pass stands on its own: proved as the first would have been,
-      // and clean only if its first page, read again, shows no call moved up either.
-      if (moved > 0) {
+      // After calls moved or were counted past the totals, the second pass stands on its own (read its first page again too).
+      if (moved > 0 || excess > 0) {
         ownCount = true;
-        moved = yield* this.#movedUp();
-      } else unstable = this.#missed || undefined;
+        again = yield* this.#firstAgain();
+      } else {
+        if (again === undefined) unstable = this.#missed || undefined;
+        again = undefined;
+      }
     }
-    // A second pass whose first page shows calls came up (cameUp; before: 333 of 4,000 lost a call, ok).
-    if (pass.movedIn > 0) ownCount = true;
-    const proof = countProof(pass, this.#order, this.#distinct.count, this.#trail, ownCount);
-    const sorted = this.#order.sortedBy;
-    const unprovedWhy = pass.stoppedEarly ? undefined : pass.end.unproved(this.#distinct.count);
-    const splitTies = pass.stoppedEarly && sorted ? this.#ties.unproved(sorted.key) : undefined;
-    const problem = listingProblem({ shortfall: proof.shortfall, minTotal: proof.total, distinct: proof.count, relisted, unprovedWhy, moved, unstable, tied: sorted !== undefined, window: pass.stoppedEarly }) ?? splitTies;
+    // Arrivals above the cursor of the last pass must show on its first page (unexplained).
+    if (!pass.stoppedEarly && pass.above > 0 && again === undefined) again = yield* this.#firstAgain();
+    const { problem } = listingVerdict({ pass, order: this.#order, ties: this.#ties, trail: this.#trail, union: this.#distinct.count, ownCount, relisted, unstable, missed: this.#missed, again });
     this.#outcome = {
       complete: !pass.stoppedEarly && !problem,
       ...(problem ? { problem } : {}),
       order: this.#order.order,
-      ...(sorted ? { orderKey: sorted.key } : {}),
+      ...(this.#order.sortedBy ? { orderKey: this.#order.sortedBy.key } : {}),
       distinct: this.#distinct.count,
       reportedTotal: pass.end.minTotal,
       pages: this.#requests,
@@ -200,6 +204,7 @@ export class CallListing {
     /** Calls on a later pass's first page that came up from below the earlier one's (cameUp). */
     let movedIn = 0;
     let rose = 0;
+    let above = 0;
     const falls = new FallCheck(this.#trail);
     // As many pages as `fell` calls fill, and one more: a total cached a request behind shows the fall
     // a page late (67 of 100 lost a call, ok: probe, session 24). A few times a pass at most.
@@ -224,6 +229,7 @@ export class CallListing {
       distinct: (seenThisPass ?? this.#distinct).count,
       movedIn,
       rose,
+      above,
     });
     // Pages capped at `served` with offsets by perPage: this pass ends, the listing is read again at that size.
     const resized = (served: number): PassResult => ({ ...finish(`pages of ${served} served, offsets stepping by the size asked`), resized: true });
@@ -289,7 +295,11 @@ export class CallListing {
       // `total` rose since the page before: arrivals above the cursor push calls down (the page repeats
       // them); the rest arrived below it, and one can hide a call a split of ties skipped (458 of 4,000).
       const up = continues && previousIds && previousTotal !== undefined && meta.total !== undefined ? meta.total - previousTotal : 0;
-      if (up > 0 && !repeats) rose += Math.max(0, up - riseAbove({ ids: previousIds!, times: previousTimes }, { ids, times }, this.#order.sortedBy?.key));
+      if (up > 0 && !repeats) {
+        const pushed = Math.min(up, riseAbove({ ids: previousIds!, times: previousTimes }, { ids, times }, this.#order.sortedBy?.key));
+        above += pushed;
+        rose += up - pushed;
+      }
       let fresh = 0;
       if (index === 0 && seenThisPass && jumpedTo === undefined && this.#first) movedIn = cameUp(this.#first, { ids, times }, (id) => this.#distinct.has(id), this.#order.sortedBy);
       if (!repeats) {
@@ -375,19 +385,9 @@ export class CallListing {
     }
   }
 
-  /** Reads the first page again after a pass (one request): calls moved up onto it (cameUp). */
-  async *#movedUp(): AsyncGenerator<CallsPage, number, undefined> {
-    if (!this.#first) return 0;
-    const page = this.#pageBase;
-    const again = await this.#list(page);
-    const ids = entryIds(again.entries, 'sessionId');
-    const moved = cameUp(this.#first, { ids, times: again.entries.map(entryTimes) }, (id) => this.#distinct.has(id), this.#order.sortedBy);
-    for (const id of ids) this.#distinct.add(id);
-    if (again.entries.length > 0) yield { page, entries: again.entries, pagination: again.pagination };
-    // Shorter than when first read, the listing not that short: capped now (round 12 F5), it may
-    // have left out the very calls that moved up; counted as a move, so the listing is read again.
-    const total = pageMeta(again.pagination, again.entries.length).total;
-    return again.entries.length < this.#first.ids.length && (total === undefined || total > again.entries.length) ? Math.max(moved, 1) : moved;
+  /** Reads the first page again after a pass (one request): calls moved up onto it (cameUp), and calls no pass listed. */
+  async *#firstAgain(): AsyncGenerator<CallsPage, FirstAgain, undefined> {
+    return this.#first ? yield* readFirstAgain((page) => this.#list(page), this.#pageBase, this.#first, this.#distinct, this.#order.sortedBy) : { moved: 0, fresh: 0 };
   }
 
   /**

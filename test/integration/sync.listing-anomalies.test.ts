@@ -6,12 +6,15 @@ import { syncWith, testSettings, withStore } from '../helpers/harness.js';
 import { diffAgainstTruth } from '../helpers/truth-diff.js';
 
 describe('paging survives a listing that misbehaves', () => {
-  const cases: [string, FaultProfile][] = [
-    ['total_pages that understates', { lieTotalPages: 'low' }],
-    ['an empty page in the middle', { emptyPageAt: 3 }],
-    ['pagination without per_page', { omitPerPage: true }],
+  // The list requests each may take: the 10 real pages and a few more. The understating lie states a
+  // third of `total` too, and a count past the total proves nothing: the listing is read twice, the
+  // passes held against each other (excessOver), as with no total.
+  const cases: [string, FaultProfile, number][] = [
+    ['total_pages that understates', { lieTotalPages: 'low' }, 23],
+    ['an empty page in the middle', { emptyPageAt: 3 }, 13],
+    ['pagination without per_page', { omitPerPage: true }, 13],
   ];
-  for (const [name, faults] of cases) {
+  for (const [name, faults, listRequests] of cases) {
     it(`reaches the truth with ${name}`, async ({ startSim, dir }) => {
       const sim = await startSim([{ calls: 950 }], faults);
       const db = join(dir, `${name.replace(/\W+/g, '-')}.db`);
@@ -19,8 +22,7 @@ describe('paging survives a listing that misbehaves', () => {
       expect(r.status).toBe('ok');
       expect(r.listingOrder).toBe('newest-first');
       await withStore(db, async (s) => expect(await diffAgainstTruth(s.db, sim!.truth('app1'))).toEqual([]));
-      // At most a few extra list requests beyond the 10 real pages.
-      expect(sim.stats('app1').list).toBeLessThanOrEqual(13);
+      expect(sim.stats('app1').list).toBeLessThanOrEqual(listRequests);
     });
   }
 

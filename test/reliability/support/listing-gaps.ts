@@ -5,8 +5,9 @@ import { settingsAt } from './matrix.js';
 
 /**
  * Whole listings that a hostile probe (session 24, helper-55) found `ok` with a call missing that
- * the service held for the whole run: known gaps, not yet closed. Each scenario makes a fake for a
- * seed; `misses` runs the sync on each seed and counts runs ok with such a call missing.
+ * the service held for the whole run (closed in session 25: listing.totals-and-repeats). Each
+ * scenario makes a fake for a seed; `misses` runs the sync on each seed and counts runs ok with
+ * such a call missing.
  */
 export const tmp = tempDir('callsync-listing-gaps-');
 
@@ -51,28 +52,26 @@ const sizeOf = (s: number): number => [10, 20, 25][s % 3]!;
 /** A block of equal times near a page edge, ordered by a coin per request. */
 const tiesAt = (s: number, ps: number, calls: number): FakeOptions['tiedBlock'] => ({ at: Math.min(calls - 8, ps * (1 + (s % 3)) - 3 - (s % 4)), size: 4 + (s % 6), ties: 'random' });
 
-export const GAPS: Record<string, { seeds: number[]; make: (seed: number) => Scenario }> = {
+/** The probe's scenarios, by name (listing.totals-and-repeats runs each over seeds). */
+export const PROBE_SCENARIOS = {
   // F2: a page repeats the previous page's last call and skips one while a call arrives below the
-  // cursor: the total is right, and the repeat is taken for an arrival above it (riseAbove).
-  repeatAndSkipWithInsertBelow: {
-    seeds: [1, 3, 4],
-    make: (s) => {
-      const ps = sizeOf(s);
-      const k = 1 + (s % 3);
-      let done = false;
-      return { pageSize: ps, fake: { calls: ps * 4 + (s % 7), overlapAt: k, beforeList: (svc, index, size) => {
-        if (index !== k || done) return;
-        done = true;
-        const below = [...svc.calls].sort((a, b) => b.initiatedAt - a.initiatedAt)[(k + 1) * size + 3];
-        if (below) svc.addCall({ at: below.initiatedAt - 1, status: 'ended' });
-      } } };
-    },
+  // cursor: the total is right, and the repeat was taken for an arrival above it (riseAbove).
+  repeatAndSkipWithInsertBelow: (s: number): Scenario => {
+    const ps = sizeOf(s);
+    const k = 1 + (s % 3);
+    let done = false;
+    return { pageSize: ps, fake: { calls: ps * 4 + (s % 7), overlapAt: k, beforeList: (svc, index, size) => {
+      if (index !== k || done) return;
+      done = true;
+      const below = [...svc.calls].sort((a, b) => b.initiatedAt - a.initiatedAt)[(k + 1) * size + 3];
+      if (below) svc.addCall({ at: below.initiatedAt - 1, status: 'ended' });
+    } } };
   },
   // F3: one listed call removed above the cursor and one inserted below it between the same two
-  // requests: `total` stays level, and the distinct count (one above it) is not questioned.
-  removalAndInsertLevelTotal: { seeds: [47, 49], make: (s) => ({ pageSize: sizeOf(s), fake: { calls: sizeOf(s) * 4 + (s % 7), insertWhileListing: 1 + (s % 2), deleteWhileListing: 1 + (s % 2) } }) },
-  removalAndInsertAmongTies: { seeds: [3, 27, 38], make: (s) => ({ pageSize: sizeOf(s), fake: { calls: sizeOf(s) * 4 + (s % 7), insertWhileListing: 1 + (s % 2), deleteWhileListing: 1 + (s % 2), tiedBlock: tiesAt(s, sizeOf(s), sizeOf(s) * 4 + (s % 7)) } }) },
+  // requests: `total` stays level, and the distinct count (one above it) was not questioned.
+  removalAndInsertLevelTotal: (s: number): Scenario => ({ pageSize: sizeOf(s), fake: { calls: sizeOf(s) * 4 + (s % 7), insertWhileListing: 1 + (s % 2), deleteWhileListing: 1 + (s % 2) } }),
+  removalAndInsertAmongTies: (s: number): Scenario => ({ pageSize: sizeOf(s), fake: { calls: sizeOf(s) * 4 + (s % 7), insertWhileListing: 1 + (s % 2), deleteWhileListing: 1 + (s % 2), tiedBlock: tiesAt(s, sizeOf(s), sizeOf(s) * 4 + (s % 7)) } }),
   // F4: `total` is each page's own row count, calls of equal times at a page edge: a count far
-  // above the total is never questioned.
-  perPageTotal: { seeds: [35, 49], make: (s) => ({ pageSize: sizeOf(s), fake: { calls: sizeOf(s) * 4 + (s % 7), tiedBlock: tiesAt(s, sizeOf(s), sizeOf(s) * 4 + (s % 7)), rewriteList: ({ data, pagination }) => ({ data, pagination: { ...pagination, total: data.length } }) } }) },
+  // above the total was never questioned.
+  perPageTotal: (s: number): Scenario => ({ pageSize: sizeOf(s), fake: { calls: sizeOf(s) * 4 + (s % 7), tiedBlock: tiesAt(s, sizeOf(s), sizeOf(s) * 4 + (s % 7)), rewriteList: ({ data, pagination }) => ({ data, pagination: { ...pagination, total: data.length } }) } }),
 };

@@ -1,0 +1,25 @@
+import { afterAll, describe, expect, it } from 'vitest';
+import { misses, PROBE_SCENARIOS, tmp } from './support/listing-gaps.js';
+
+/**
+ * Whole listings a hostile probe (session 24) found ok with a call missing that the service held
+ * throughout, on the sync's user-visible result: the database against the fake's own calls. Runs ok
+ * with a call missing, of seeds 1–100, before the fixes of session 25 → after (every other run is
+ * exact and ok, or partial):
+ * - a page served one row off (it begins with the previous page's last call and skips one) while a
+ *   call is inserted below the cursor, `total` right: 81 → 0. The repeat was taken for a call that
+ *   arrived above the cursor; such arrivals must now show on the first page read again (unexplained);
+ * - a listed call removed above the cursor and one inserted below it between the same two requests,
+ *   `total` level: 4 → 0; the same among calls of equal times at a page edge: 12 → 0. The removed
+ *   call, counted, stood in for the call the shift skipped (excessOver; a call gone from the middle
+ *   of the first page read again is a removal, cameUp);
+ * - `total` each page's own row count: 4 → 0 (a count past the totals proves nothing).
+ */
+afterAll(() => tmp.cleanup());
+const SEEDS = Array.from({ length: 50 }, (_, i) => i + 1);
+
+describe('whole listings: never ok with a call missing', () => {
+  it.each(Object.entries(PROBE_SCENARIOS))('%s', async (name, make) => {
+    expect(await misses(name, make, SEEDS)).toEqual([]);
+  }, 300_000);
+});
