@@ -308,24 +308,28 @@ export async function countStoredCalls(db: Db, appId: string, region: string): P
   return Number(r.n);
 }
 
-/** List entries filed in rejected_records under a key that has no stored call: listed, but not in `calls`. */
-export async function countRejectedListedOnly(db: Db, appId: string): Promise<number> {
-  const keyed = await db
-    .selectFrom('rejected_records as r')
+/**
+ * List entries filed in rejected_records under a key that has no stored call: listed, but not in
+ * `calls`. Only those filed for this region: counted for the appId in every region, one region's
+ * unreadable entry stood in for another region's call missing from a window (ok).
+ */
+export async function countRejectedListedOnly(db: Db, appId: string, region: string): Promise<number> {
+  const rejected = (endpoints: string[]) =>
+    db
+      .selectFrom('rejected_records as r')
+      .where('r.app_id', '=', appId)
+      .where('r.endpoint', 'in', endpoints)
+      .where('r.region', '=', region);
+  const keyed = await rejected(['list_calls', 'get_call'])
     .select((eb) => eb.fn.count<number | string | bigint>('r.record_key').distinct().as('n'))
-    .where('r.app_id', '=', appId)
-    .where('r.endpoint', 'in', ['list_calls', 'get_call'])
     .where('r.record_key', 'not like', `${POSITION_KEY_PREFIX}%`)
     .where((eb) => eb.not(eb.exists(eb.selectFrom('calls as c').select('c.session_id').where('c.app_id', '=', appId).whereRef('c.session_id', '=', 'r.record_key'))))
     .executeTakeFirstOrThrow();
   // An entry without a sessionId is keyed by its page and position, which change as calls arrive:
   // counted by key, one bad entry counted once more every run, until the count covered a call the
   // listing had missed (found by a hostile fake). Counted by payload, it is one entry.
-  const positioned = await db
-    .selectFrom('rejected_records as r')
+  const positioned = await rejected(['list_calls'])
     .select((eb) => eb.fn.count<number | string | bigint>('r.fingerprint').distinct().as('n'))
-    .where('r.app_id', '=', appId)
-    .where('r.endpoint', '=', 'list_calls')
     .where('r.record_key', 'like', `${POSITION_KEY_PREFIX}%`)
     .executeTakeFirstOrThrow();
   return Number(keyed.n) + Number(positioned.n);

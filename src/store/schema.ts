@@ -164,6 +164,8 @@ export interface RejectedRecordsTable {
   /** Hash of the payload: the same bad record seen again is not stored twice. */
   fingerprint: string;
   run_id: string;
+  /** The region of the run that filed it (null: filed before 20261129T000000 by a run of the app in two regions). */
+  region: string | null;
   created_at: number;
 }
 

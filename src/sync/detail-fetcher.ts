@@ -102,7 +102,7 @@ export class DetailFetcher {
   rejected(endpoint: string, key: string, reason: string, raw: unknown): NewRejectedRow {
     const payload = (JSON.stringify(raw) ?? 'undefined').slice(0, 1_000_000);
     this.d.log.warn({ endpoint, recordKey: key, reason }, 'record rejected');
-    return { app_id: this.d.appId, endpoint, record_key: key, reason, payload, fingerprint: fingerprint(raw), run_id: this.d.runId, created_at: this.d.nowSeconds() };
+    return { app_id: this.d.appId, endpoint, record_key: key, reason, payload, fingerprint: fingerprint(raw), run_id: this.d.runId, region: this.d.region, created_at: this.d.nowSeconds() };
   }
 
   /**

@@ -47,7 +47,7 @@ export async function proveIncrementalWindow(input: WindowProofInput): Promise<{
     if (skipped.length > 0) return { relist: `${skipped.length} call(s) stored for the window exist at the service but were not listed (first: ${skipped[0]})` };
   }
   if (input.reportedTotal !== undefined) {
-    const held = (await countStoredCalls(db, appId, region)) + (await countRejectedListedOnly(db, appId));
+    const held = (await countStoredCalls(db, appId, region)) + (await countRejectedListedOnly(db, appId, region));
     if (input.reportedTotal > held) return { relist: `List Calls reports ${input.reportedTotal} calls, the database holds ${held}` };
   }
   return {};

@@ -311,7 +311,7 @@ export async function syncApp(deps: SyncDeps, settings: Settings, app: AppSettin
     if (opts.signal?.aborted) throw stopped();
 
     for (const g of fetcher.groups) groupsCalled.add(g);
-    const groups = await syncGroupMembers({ db, nowSeconds: () => unixSeconds(clock), runId: opts.runId, maxMembers: settings.maxMembersPerGroup }, new ChatApi(client, app.chatBaseUrl), app.appId, [...groupsCalled].sort());
+    const groups = await syncGroupMembers({ db, nowSeconds: () => unixSeconds(clock), runId: opts.runId, region: app.region, maxMembers: settings.maxMembersPerGroup }, new ChatApi(client, app.chatBaseUrl), app.appId, [...groupsCalled].sort());
     if (groups.pageSizeRefused) log.warn({ refused: groups.pageSizeRefused.refusal }, groups.pageSizeRefused.line);
     r.groupsSynced = groups.groups;
     r.membersSynced = groups.members;

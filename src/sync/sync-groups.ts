@@ -113,7 +113,7 @@ const MAX_MEMBER_READINGS = 3;
  * when the listing does not add up.
  */
 async function listMembers(
-  deps: { nowSeconds: () => number; runId: string; maxMembers?: number | undefined; size: MembersPageSize },
+  deps: { nowSeconds: () => number; runId: string; region: string; maxMembers?: number | undefined; size: MembersPageSize },
   chat: ChatApi,
   appId: string,
   guid: string,
@@ -228,7 +228,7 @@ async function listMembers(
         const uid = raw && typeof raw === 'object' ? (raw as Record<string, unknown>).uid : undefined;
         rejects.push({
           app_id: appId, endpoint: 'group_members', record_key: `${guid}/${typeof uid === 'string' ? uid : `page${page}#${i}`}`,
-          reason: describeZodError(parsed.error), payload: JSON.stringify(raw) ?? 'undefined', fingerprint: fingerprint(raw), run_id: deps.runId, created_at: now,
+          reason: describeZodError(parsed.error), payload: JSON.stringify(raw) ?? 'undefined', fingerprint: fingerprint(raw), run_id: deps.runId, region: deps.region, created_at: now,
         });
       }
     });
@@ -328,7 +328,7 @@ function refusedGroupLine(err: ApiError): string {
  * recorded in `synced_groups`, not fatal. Auth and account errors propagate (they stop the app).
  */
 export async function syncGroupMembers(
-  deps: { db: Kysely<Database>; nowSeconds: () => number; runId: string; maxMembers?: number },
+  deps: { db: Kysely<Database>; nowSeconds: () => number; runId: string; region: string; maxMembers?: number },
   chat: ChatApi,
   appId: string,
   guids: readonly string[],

@@ -193,7 +193,7 @@ export async function verifyApp(deps: VerifyDeps, settings: Settings, app: AppSe
     if (windowComplete && outcome.stoppedEarly && outcome.reportedTotal !== undefined) {
       // Listed calls the database lacks (reported as missing when in the window), or holds marked not
       // found, are in the pages read, not past the edge.
-      const held = (await countStoredCalls(db, app.appId, app.region)) + (await countRejectedListedOnly(db, app.appId)) + (await countListedBeyondStored(db, app.appId, seen));
+      const held = (await countStoredCalls(db, app.appId, app.region)) + (await countRejectedListedOnly(db, app.appId, app.region)) + (await countListedBeyondStored(db, app.appId, seen));
       if (outcome.reportedTotal > held) {
         r.listingComplete = false;
         problem = `List Calls reports ${outcome.reportedTotal} calls, the database holds ${held}, and the pages read for the window (to its edge) did not show the difference: a call listed past them (one that never started sorts last) may be missing; run verify without --since/--until, or sync`;

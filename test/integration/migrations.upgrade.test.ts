@@ -6,6 +6,7 @@ import { tempDir, withStore } from '../helpers/harness.js';
 
 const BEFORE_CALL_DETAILS = '20261123T000000_listing_proof';
 const BEFORE_PERIOD_COLUMNS = '20261123T020000_run_owner';
+const BEFORE_REJECTED_REGION = '20261126T100000_participants_by_call_id';
 
 const dialects: TestDialect[] = await testDialects();
 
@@ -102,6 +103,24 @@ describe.each(dialects)('upgrading a database to the period columns (%s)', (dial
       expect((await migrator.migrateTo(BEFORE_PERIOD_COLUMNS)).error).toBeUndefined();
       expect(await one(`select day, calls from daily_usage order by day`)).toEqual(['2023-10-31|1', '2023-11-01|1']);
       await expect(sql.raw('select month from daily_usage').execute(s.db)).rejects.toThrow();
+    });
+  });
+
+  it("files each rejected record under its run's region, where the run synced the app in one region", async () => {
+    const url = await dbs.fresh('rejected-region');
+    await withStore(url, async (s) => {
+      expect((await new Migrator({ db: s.db, provider: migrationProvider(s.db) }).migrateTo(BEFORE_REJECTED_REGION)).error).toBeUndefined();
+      // Run r1 synced app1 in us only; run r2 (one `sync`, one run_id) synced app1 in us and in eu.
+      for (const [run, region] of [['r1', 'us'], ['r2', 'us'], ['r2', 'eu']] as const) {
+        await sql`insert into sync_runs (run_id, app_id, region, mode, started_at, status) values (${run}, 'app1', ${region}, 'full', 1, 'ok')`.execute(s.db);
+      }
+      for (const [key, run] of [['k1', 'r1'], ['k2', 'r2']] as const) {
+        await sql`insert into rejected_records (app_id, endpoint, record_key, reason, payload, fingerprint, run_id, created_at)
+          values ('app1', 'list_calls', ${key}, 'bad', '{}', ${key}, ${run}, 1)`.execute(s.db);
+      }
+      await migrateToLatest(s.db);
+      const rows = await s.db.selectFrom('rejected_records').select(['record_key', 'region']).orderBy('record_key').execute();
+      expect(rows).toEqual([{ record_key: 'k1', region: 'us' }, { record_key: 'k2', region: null }]);
     });
   });
 });

@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { resolveConfig } from '../../src/config/load.js';
 import { syncWith, tempDir, withStore, KEY_ENV, TEST_KEY } from '../helpers/harness.js';
-import { FakeCallsService } from './support/fake-calls-service.js';
+import { FakeCallsService, type Wire } from './support/fake-calls-service.js';
 
 /**
  * One appId configured for two regions (two hosts, two listings): the watermark, live-call tracking
@@ -32,6 +32,36 @@ describe('one appId in two regions', () => {
         const state = await s.db.selectFrom('sync_state').select(['app_id', 'region']).orderBy('region').execute();
         expect(state).toEqual([{ app_id: 'app1', region: 'eu' }, { app_id: 'app1', region: 'us' }]);
       });
+    } finally {
+      await us.close();
+      await eu.close();
+      tmp.cleanup();
+    }
+  });
+
+  it("one region's entries kept aside as unreadable do not stand in for the other region's calls", async () => {
+    // The incremental proof holds the service's total against the calls stored plus the listed
+    // entries kept aside in rejected_records. Counted for the appId in every region, a `us` entry
+    // nothing could read made up for an `eu` call backdated beyond the window: eu ok, the call missing.
+    const tmp = tempDir('callsync-regions-rejected-');
+    let victim = '';
+    // `status: 3`: a number where the schema takes text, in the entry and in Get Call's answer.
+    const spoil = (w: Wire): Wire => (w.sessionId === victim ? { ...w, status: 3 } : w);
+    const us = await FakeCallsService.start({ calls: 30, seed: 11, ongoing: 0, listEntry: spoil, getAnswer: spoil });
+    const eu = await FakeCallsService.start({ calls: 30, seed: 29, ongoing: 0 });
+    try {
+      victim = us.calls[3]!.sessionId;
+      const database = join(tmp.dir, 'regions-rejected.db');
+      const app = (region: 'us' | 'eu', fake: FakeCallsService) => ({ appId: 'app1', region, apiKeyEnv: KEY_ENV, requestsPerMinute: 100_000, ...fake.baseUrls('app1') });
+      const settings = resolveConfig({ database, apps: [app('us', us), app('eu', eu)], pageSize: 10, lookbackHours: 2, requestTimeoutMs: 2_000 }, { [KEY_ENV]: TEST_KEY, CALLSYNC_RETRY_BASE_MS: '5' });
+      const first = await syncWith(settings);
+      expect(first.results.map((r) => [r.region, r.status])).toEqual([['us', 'partial'], ['eu', 'ok']]);
+      // Among the oldest calls, pages beyond the first (the window's) page.
+      const backdated = eu.addCall({ at: [...eu.calls].sort((a, b) => b.initiatedAt - a.initiatedAt)[25]!.initiatedAt - 1, status: 'ended' });
+      const second = await syncWith(settings);
+      const euRun = second.results.find((r) => r.region === 'eu')!;
+      const stored = await withStore(database, ({ db }) => db.selectFrom('calls').select('session_id').where('session_id', '=', backdated.sessionId).execute());
+      expect([euRun.status, stored.length], euRun.error ?? '').toEqual(['ok', 1]);
     } finally {
       await us.close();
       await eu.close();
