@@ -31,8 +31,6 @@ export interface ListingFindings {
   excess: number;
   /** The last total reported. */
   lastTotal: number | undefined;
-  /** Calls taken for arrivals above the cursor that the first page, read again, did not show (unexplained). */
-  unseenAbove: number;
 }
 
 /** The one line naming what a listing could not prove, or undefined when it proved what it read. */
@@ -42,7 +40,6 @@ export function listingProblem(f: ListingFindings): string | undefined {
   if (f.unprovedWhy !== undefined) return `${f.unprovedWhy}${f.relisted ? ' (in two passes)' : ''}, so the listing cannot be proved complete`;
   if (f.excess) return `List Calls listed ${f.distinct} distinct calls${twice} where it reported ${f.lastTotal} at the end (${f.excess} more than its totals allow: calls came and went between the same two requests, or the total is not a count of the listing)${f.unstable ? `, and a second pass found ${f.unstable} call(s) the first missed` : ''}, so the listing cannot be proved complete`;
   if (f.moved) return `List Calls moved calls up onto its first page while it was read${f.relisted ? ' a second time' : ''} (${f.moved}: calls above them were removed, so others may have been skipped), so the listing cannot be proved complete`;
-  if (f.unseenAbove) return `List Calls began a page with ${f.unseenAbove} call(s) of the page before as its total rose, as calls arriving above the cursor push them down, but its first page, read again, did not show the arrivals: a page served a row off skips a call, so the listing cannot be proved complete`;
   if (!f.unstable) return undefined;
   if (f.window) return `List Calls split calls of equal times across pages differently on each request: a second pass over the window found ${f.unstable} call(s) the first missed, so the window cannot be proved complete`;
   return `List Calls lists in no stable order${f.tied ? ' (calls of equal times split across pages)' : ''} and reports no total: a second pass found ${f.unstable} call(s) the first missed, so the listing cannot be proved complete`;

@@ -63,6 +63,6 @@ export interface PassResult {
   movedIn: number;
   /** Rises of `total` in this pass that arrivals above the cursor do not explain (TotalTrail.roseBelow). */
   rose: number;
-  /** Rises of `total` in this pass taken for arrivals above the cursor (riseAbove): its first page, read again, must show them. */
+  /** Rises of `total` in this pass taken for arrivals above the cursor (riseAbove): its first page, read again, shows them, or the listing is read again. */
   above: number;
 }

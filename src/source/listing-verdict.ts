@@ -1,7 +1,6 @@
 /**
  * A whole listing's verdict once its passes are read: the count proof, a count past the totals, the
- * end, calls of one time split across a window's pages, and calls taken for arrivals above the
- * cursor that the first page, read again, did not show. Pure: CallListing gathers the evidence.
+ * end, and calls of one time split across a window's pages. Pure: CallListing gathers the evidence.
  */
 import type { OrderObserver } from './listing-order.js';
 import { listingProblem } from './listing-problem.js';
@@ -18,11 +17,14 @@ export interface FirstAgain {
 }
 
 /**
- * Whether the first page read again leaves the pass unexplained: calls moved up onto it, or fewer
- * new calls on it than the pass took for arrivals above its cursor (riseAbove). A page served one row
- * off repeats the last call of the page before as an arrival would push it down, and a call arriving
- * below the cursor at the same time then makes the total right (81 of 100 whole listings ok with a
- * call missing, hostile probe, session 24); arrivals at the head of the listing are on its first page.
+ * Whether the first page read again leaves the pass unexplained, so that the listing is read again:
+ * calls moved up onto it, or fewer new calls on it than the pass took for arrivals above its cursor
+ * (riseAbove). A page served one row off repeats the last call of the page before as an arrival would
+ * push it down, and a call arriving below the cursor at the same time then made the total right (81
+ * of 100 whole listings ok with a call missing, hostile probe, session 24). Arrivals at the head are
+ * on the first page; calls indexed late, with times among pages already read, are not, so unseen
+ * arrivals cost a second pass, never a partial run by themselves (48 of 60 listings with such calls
+ * arriving before every page were partial with nothing lost when they did: probe, session 25).
  */
 export function unexplained(again: FirstAgain, pass: PassResult): boolean {
   return again.moved > 0 || again.fresh < pass.above;
@@ -64,7 +66,6 @@ export function listingVerdict(v: VerdictInput): { proof: CountProof; problem: s
     shortfall: proof.shortfall, minTotal: proof.total, distinct: proof.count, relisted: v.relisted,
     unprovedWhy: whole ? pass.end.unproved(v.union) : undefined,
     moved: v.again?.moved ?? 0, unstable, tied: sorted !== undefined, window: !whole, excess, lastTotal: pass.end.lastTotal,
-    unseenAbove: whole && v.again ? Math.max(0, pass.above - v.again.fresh) : 0,
   });
   return { proof, problem: problem ?? (!whole && sorted ? v.ties.unproved(sorted.key) : undefined) };
 }

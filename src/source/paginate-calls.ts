@@ -117,8 +117,6 @@ export class CallListing {
         again = undefined;
       }
     }
-    // Arrivals above the cursor of the last pass must show on its first page (unexplained).
-    if (!pass.stoppedEarly && pass.above > 0 && again === undefined) again = yield* this.#firstAgain();
     const { problem } = listingVerdict({ pass, order: this.#order, ties: this.#ties, trail: this.#trail, union: this.#distinct.count, ownCount, relisted, unstable, missed: this.#missed, again });
     this.#outcome = {
       complete: !pass.stoppedEarly && !problem,
