@@ -8,7 +8,8 @@ import { misses, PROBE_SCENARIOS, tmp } from './support/listing-gaps.js';
  * exact and ok, or partial):
  * - a page served one row off (it begins with the previous page's last call and skips one) while a
  *   call is inserted below the cursor, `total` right: 81 → 0. The repeat was taken for a call that
- *   arrived above the cursor; such arrivals must now show on the first page read again (unexplained);
+ *   arrived above the cursor; such arrivals now show on the first page read again, or the listing is
+ *   read again (unexplained), and the page that keeps skipping its call leaves that pass short;
  * - a listed call removed above the cursor and one inserted below it between the same two requests,
  *   `total` level: 4 → 0; the same among calls of equal times at a page edge: 12 → 0. The removed
  *   call, counted, stood in for the call the shift skipped (excessOver; a call gone from the middle

@@ -75,3 +75,63 @@ export const PROBE_SCENARIOS = {
   // above the total was never questioned.
   perPageTotal: (s: number): Scenario => ({ pageSize: sizeOf(s), fake: { calls: sizeOf(s) * 4 + (s % 7), tiedBlock: tiesAt(s, sizeOf(s), sizeOf(s) * 4 + (s % 7)), rewriteList: ({ data, pagination }) => ({ data, pagination: { ...pagination, total: data.length } }) } }),
 };
+
+/** The fake's newest-first order (ties by sessionId ascending). */
+const newest = (svc: FakeCallsService): FakeCallsService['calls'] => [...svc.calls].sort((a, b) => b.initiatedAt - a.initiatedAt || (a.sessionId < b.sessionId ? -1 : 1));
+/** A time strictly between positions p-1 and p of a newest-first list. */
+const timeAt = (list: FakeCallsService['calls'], p: number): number => {
+  const lo = list[p]?.initiatedAt ?? list[list.length - 1]!.initiatedAt - 100;
+  const hi = list[p - 1]?.initiatedAt ?? lo + 100;
+  return Math.floor((lo + hi) / 2) === lo ? lo : Math.floor((lo + hi) / 2);
+};
+const remove = (svc: FakeCallsService, c: FakeCallsService['calls'][number] | undefined): void => {
+  if (c) svc.calls.splice(svc.calls.indexOf(c), 1);
+};
+const once = (): ((cond: boolean) => boolean) => {
+  let done = false;
+  return (cond) => (cond && !done ? ((done = true), true) : false);
+};
+const now = (): number => Math.floor(Date.now() / 1000);
+
+/**
+ * Known gaps (hostile probe, session 25, helper-57): whole listings still ok with a call missing.
+ * listing.known-gaps runs them only with CALLSYNC_GAPS=1; each lists seeds that fail today.
+ */
+export const KNOWN_GAPS: Record<string, { seeds: number[]; make: (s: number) => Scenario }> = {
+  // A call listed on a page after the first removed, and one added below the cursor, between the same
+  // two requests: `total` level, the count exact, the shift skipped a call (60 of 60 ok with it missing,
+  // with the fake's own options). One pass cannot see it; the next full listing stores the call.
+  removalAboveInsertBelow: { seeds: [1, 2, 3], make: (s) => ({ pageSize: sizeOf(s), fake: { calls: sizeOf(s) * 5 + (s % 7), insertWhileListing: 3, deleteBeforePage: 3 + (s % 2) } }) },
+  // The same read oldest first: a read call removed while a call arrives at the end (60 of 60).
+  oldestFirstRemovalAndArrival: { seeds: [1, 2, 3], make: (s) => {
+    const ps = sizeOf(s);
+    const k = 2 + (s % 3);
+    const go = once();
+    return { pageSize: ps, fake: { calls: ps * 5 + (s % 7), order: 'oldest', beforeList: (svc, index, size) => {
+      if (!go(index === k)) return;
+      remove(svc, newest(svc).reverse()[(k - 1) * size + (s % size)]);
+      svc.addCall({ at: now() - 30, status: 'ended' });
+    } } };
+  } },
+  // A page served a row off (overlapAt) with a call inserted below, after a head arrival that a removal
+  // kept `total` level for: the arrival, new on the first page read again, explains the repeat (60 of 60).
+  rowOffExplainedByAnArrival: { seeds: [1, 2, 3], make: (s) => {
+    const ps = sizeOf(s);
+    const k = 3 + (s % 2);
+    const first = once();
+    const second = once();
+    return { pageSize: ps, fake: { calls: ps * 5 + (s % 7), overlapAt: k, beforeList: (svc, index, size) => {
+      if (first(index === 2)) {
+        remove(svc, newest(svc)[size + (s % size)]);
+        svc.addCall({ at: now() - 30, status: 'ended' });
+      }
+      if (second(index === k)) svc.addCall({ at: timeAt(newest(svc), (k + 1) * size + 3), status: 'ended' });
+    } } };
+  } },
+  // `total` off by up to 3 either way on every answer, a listed call removed: the fall is lost in the
+  // noise (4 of 60).
+  jitteringTotalRemoval: { seeds: [5, 17, 19, 28], make: (s) => ({ pageSize: sizeOf(s), fake: {
+    calls: sizeOf(s) * 5 + (s % 7), deleteBeforePage: 2 + (s % 3),
+    rewriteList: ({ data, pagination, request }) => ({ data, pagination: { ...pagination, total: (pagination.total as number) + ((((request * 2654435761) ^ (s * 40503)) >>> 0) % 7) - 3 } }),
+  } }) },
+};
