@@ -4,7 +4,7 @@
  */
 import type { OrderObserver } from './listing-order.js';
 import { listingProblem } from './listing-problem.js';
-import { countProof, excessOver, type CountProof, type TotalTrail } from './listing-proof.js';
+import { countProof, excessOver, type TotalTrail } from './listing-proof.js';
 import type { EdgeTies } from './listing-ties.js';
 import type { PassResult } from './listing-types.js';
 
@@ -48,7 +48,8 @@ export interface VerdictInput {
   again: FirstAgain | undefined;
 }
 
-export function listingVerdict(v: VerdictInput): { proof: CountProof; problem: string | undefined } {
+/** The one line naming what the listing could not prove (listingProblem), or undefined when it proved what it read. */
+export function listingVerdict(v: VerdictInput): string | undefined {
   const { pass, order } = v;
   const ownCount = v.ownCount || pass.movedIn > 0; // a later pass whose first page shows calls came up (cameUp)
   const proof = countProof(pass, order, v.union, v.trail, ownCount);
@@ -67,5 +68,5 @@ export function listingVerdict(v: VerdictInput): { proof: CountProof; problem: s
     unprovedWhy: whole ? pass.end.unproved(v.union) : undefined,
     moved: v.again?.moved ?? 0, unstable, tied: sorted !== undefined, window: !whole, excess, lastTotal: pass.end.lastTotal,
   });
-  return { proof, problem: problem ?? (!whole && sorted ? v.ties.unproved(sorted.key) : undefined) };
+  return problem ?? (!whole && sorted ? v.ties.unproved(sorted.key) : undefined);
 }

@@ -117,7 +117,7 @@ export class CallListing {
         again = undefined;
       }
     }
-    const { problem } = listingVerdict({ pass, order: this.#order, ties: this.#ties, trail: this.#trail, union: this.#distinct.count, ownCount, relisted, unstable, missed: this.#missed, again });
+    const problem = listingVerdict({ pass, order: this.#order, ties: this.#ties, trail: this.#trail, union: this.#distinct.count, ownCount, relisted, unstable, missed: this.#missed, again });
     this.#outcome = {
       complete: !pass.stoppedEarly && !problem,
       ...(problem ? { problem } : {}),
