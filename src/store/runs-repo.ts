@@ -44,14 +44,13 @@ export async function saveSyncState(db: Db, row: SyncStateTable): Promise<void> 
 export async function insertRejected(db: Db, rows: readonly NewRejectedRow[]): Promise<number> {
   let inserted = 0;
   for (const row of rows) {
-    const region = row.region ?? null;
     const exists = await db
       .selectFrom('rejected_records')
       .select('id')
       .where('app_id', '=', row.app_id)
       .where('record_key', '=', row.record_key)
       .where('fingerprint', '=', row.fingerprint)
-      .where((eb) => (region === null ? eb('region', 'is', null) : eb('region', '=', region)))
+      .where('region', '=', row.region)
       .executeTakeFirst();
     if (exists) continue;
     await db.insertInto('rejected_records').values(row).execute();

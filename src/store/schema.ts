@@ -343,7 +343,12 @@ export type NewCallPayloadRow = Insertable<CallPayloadsTable>;
 export type NewParticipantRow = Insertable<CallParticipantsTable>;
 export type NewRecordingRow = Insertable<CallRecordingsTable>;
 export type NewTranscriptionRow = Insertable<CallTranscriptionsTable>;
-export type NewRejectedRow = Insertable<RejectedRecordsTable>;
+/**
+ * A rejected record as callsync files it: always with its run's region (the column is null only on
+ * rows filed before 20261129T000000). Required here so that no writer can leave it out: verify's
+ * repair filed region-less rows, counted for no region and duplicated beside the sync's own.
+ */
+export type NewRejectedRow = Insertable<RejectedRecordsTable> & { region: string };
 export type NewGroupMemberRow = Insertable<GroupMembersTable>;
 
 /** One call as the transform makes it and the store writes it, in one transaction, whole. */

@@ -58,7 +58,7 @@ export async function refreshExtras(deps: VerifyDeps, app: AppSettings, api: Cal
           const parsed = parseCall(got.raw, id);
           if (!parsed.ok) {
             const payload = (JSON.stringify(got.raw) ?? 'undefined').slice(0, 1_000_000);
-            rejects.push({ app_id: app.appId, endpoint: 'get_call', record_key: parsed.key, reason: parsed.reason, payload, fingerprint: fingerprint(got.raw), run_id: runId, created_at: now });
+            rejects.push({ app_id: app.appId, endpoint: 'get_call', record_key: parsed.key, reason: parsed.reason, payload, fingerprint: fingerprint(got.raw), run_id: runId, region: app.region, created_at: now });
             return;
           }
           rows.push(apiCallToRows(parsed.call, got.raw, { appId: app.appId, region: app.region, now, source: 'detail', listFingerprint: null }));
