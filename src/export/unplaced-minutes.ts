@@ -1,17 +1,30 @@
-import type { Expression, ExpressionBuilder, Kysely, SqlBool } from 'kysely';
+import { sql, type Kysely, type SqlBool } from 'kysely';
+import { InternalError } from '../config/errors.js';
 import type { Database } from '../store/schema.js';
 import { roundMinutes } from './billing.js';
 import type { Period } from './period.js';
 
 /**
- * The query a reader runs to see them, as the note prints it: exactly the calls the note counts (it
- * listed every period's, and calls marked not found, which the note leaves out).
+ * The calls no period's figures include, as SQL conditions on `calls`: each note counts its calls with
+ * them and prints them in the query a reader runs to list those calls, so the two cannot drift apart
+ * (they were written twice, a Kysely chain and a text, until session 26). Calls marked not found are
+ * left out: the service no longer has them.
  */
+const UNPLACED = 'started_at is null and not_found_at is null and participant_total_minutes > 0';
+/** The same calls initiated (else ended) within `period`; its bounds are integers, inlined so the printed query runs as it is. */
+function inPeriod(period: Period): string {
+  if (!Number.isSafeInteger(period.start) || !Number.isSafeInteger(period.end)) throw new InternalError(`unplaced minutes: period bounds ${period.start}, ${period.end} are not whole seconds`);
+  return `${UNPLACED} and coalesce(initiated_at, ended_at) >= ${period.start} and coalesce(initiated_at, ended_at) < ${period.end}`;
+}
+/** The same calls without any time at all: no period can claim them. */
+const TIMELESS = `${UNPLACED} and initiated_at is null and ended_at is null`;
+
+/** The query a reader runs to see a period's calls, as the note prints it: exactly the calls the note counts. */
 export function unplacedQuery(period: Period): string {
-  return `select app_id, session_id, initiated_at, ended_at, participant_total_minutes from calls where started_at is null and not_found_at is null and participant_total_minutes > 0 and coalesce(initiated_at, ended_at) >= ${period.start} and coalesce(initiated_at, ended_at) < ${period.end}`;
+  return `select app_id, session_id, initiated_at, ended_at, participant_total_minutes from calls where ${inPeriod(period)}`;
 }
 /** The same for calls without any time at all. */
-export const TIMELESS_QUERY = 'select app_id, session_id, participant_total_minutes from calls where started_at is null and initiated_at is null and ended_at is null and not_found_at is null and participant_total_minutes > 0';
+export const TIMELESS_QUERY = `select app_id, session_id, participant_total_minutes from calls where ${TIMELESS}`;
 
 /**
  * Calls with participant minutes but no start time, initiated (else ended) within the period: a
@@ -21,15 +34,14 @@ export const TIMELESS_QUERY = 'select app_id, session_id, participant_total_minu
  * One line per app and region for stderr and the report, none when there are none.
  */
 export async function unplacedMinutesNotes(db: Kysely<Database>, period: Period, appIds: readonly string[] = []): Promise<string[]> {
-  const inPeriod = await minutesByApp(db, appIds, (eb) => eb.and([eb(eb.fn.coalesce('initiated_at', 'ended_at'), '>=', period.start), eb(eb.fn.coalesce('initiated_at', 'ended_at'), '<', period.end)]));
-  const notes = inPeriod.map(
+  const notes = (await minutesByApp(db, appIds, inPeriod(period))).map(
     (r) =>
       `app ${r.app_id} (${r.region}): ${r.calls} call(s) initiated in ${period.label} hold ${roundMinutes(r.minutes)} user-minutes but no start time, so no period's figures include them; list them with callsync query "${unplacedQuery(period)}"`,
   );
   // Calls with participant minutes and no time at all (no start, initiation or end): no period can
   // claim them, so every export and report says they exist. Left to the note above, which places a
   // call by its initiation, they were in no period and in no note, exit 0 (found probing in session 20).
-  const timeless = await minutesByApp(db, appIds, (eb) => eb.and([eb('initiated_at', 'is', null), eb('ended_at', 'is', null)]));
+  const timeless = await minutesByApp(db, appIds, TIMELESS);
   return [
     ...notes,
     ...timeless.map(
@@ -39,19 +51,12 @@ export async function unplacedMinutesNotes(db: Kysely<Database>, period: Period,
   ];
 }
 
-/** Per app and region, the calls (not marked not found) with participant minutes and no start time that `where` also selects. */
-async function minutesByApp(
-  db: Kysely<Database>,
-  appIds: readonly string[],
-  where: (eb: ExpressionBuilder<Database, 'calls'>) => Expression<SqlBool>,
-): Promise<{ app_id: string; region: string; calls: number; minutes: number }[]> {
+/** Per app and region, the calls `where` (one of the conditions above) selects: how many, and their participant minutes. */
+async function minutesByApp(db: Kysely<Database>, appIds: readonly string[], where: string): Promise<{ app_id: string; region: string; calls: number; minutes: number }[]> {
   let q = db
     .selectFrom('calls')
     .select((eb) => ['app_id', 'region', eb.fn.countAll<number | string>().as('calls'), eb.fn.sum<number | string>('participant_total_minutes').as('minutes')])
-    .where('started_at', 'is', null)
-    .where('not_found_at', 'is', null)
-    .where('participant_total_minutes', '>', 0)
-    .where(where)
+    .where(sql<SqlBool>`${sql.raw(where)}`)
     .groupBy(['app_id', 'region'])
     .orderBy('app_id')
     .orderBy('region');
