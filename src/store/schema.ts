@@ -164,7 +164,7 @@ export interface RejectedRecordsTable {
   /** Hash of the payload: the same bad record seen again is not stored twice. */
   fingerprint: string;
   run_id: string;
-  /** The region of the run that filed it (null: filed before 20261129T000000 by a run of the app in two regions). */
+  /** The region of the run that filed it (null: filed before 20261129T000000 by a run of the app in two regions, or by verify's repair before session 26). */
   region: string | null;
   created_at: number;
 }
@@ -344,9 +344,9 @@ export type NewParticipantRow = Insertable<CallParticipantsTable>;
 export type NewRecordingRow = Insertable<CallRecordingsTable>;
 export type NewTranscriptionRow = Insertable<CallTranscriptionsTable>;
 /**
- * A rejected record as callsync files it: always with its run's region (the column is null only on
- * rows filed before 20261129T000000). Required here so that no writer can leave it out: verify's
- * repair filed region-less rows, counted for no region and duplicated beside the sync's own.
+ * A rejected record as callsync files it (transform/rejected-row.ts builds it): always with its run's
+ * region. Required here so that no writer can leave it out: verify's repair filed region-less rows,
+ * counted for no region and duplicated beside the sync's own.
  */
 export type NewRejectedRow = Insertable<RejectedRecordsTable> & { region: string };
 export type NewGroupMemberRow = Insertable<GroupMembersTable>;

@@ -4,7 +4,8 @@ import { ApiError, refusesKey } from '../source/errors.js';
 import type { ApiCall } from '../source/schemas.js';
 import type { RetryReason } from '../store/retries-repo.js';
 import type { CallRows, NewRejectedRow } from '../store/schema.js';
-import { apiCallToRows, fingerprint, parseCall, rowsToCompare } from '../transform/call-rows.js';
+import { apiCallToRows, parseCall, rowsToCompare } from '../transform/call-rows.js';
+import { rejectedRow } from '../transform/rejected-row.js';
 import type { Logger } from '../log/logger.js';
 import { olderThanListed } from './answer-check.js';
 import { filledKeys, fillFromStored, lacksParts, looksUnsettled, withEarlierFields, type StoredAnswer } from './answer-fill.js';
@@ -100,9 +101,8 @@ export class DetailFetcher {
 
   /** Builds a rejected record for `raw` (the caller adds it to a page's writes). */
   rejected(endpoint: string, key: string, reason: string, raw: unknown): NewRejectedRow {
-    const payload = (JSON.stringify(raw) ?? 'undefined').slice(0, 1_000_000);
     this.d.log.warn({ endpoint, recordKey: key, reason }, 'record rejected');
-    return { app_id: this.d.appId, endpoint, record_key: key, reason, payload, fingerprint: fingerprint(raw), run_id: this.d.runId, region: this.d.region, created_at: this.d.nowSeconds() };
+    return rejectedRow({ appId: this.d.appId, region: this.d.region, runId: this.d.runId, now: this.d.nowSeconds() }, endpoint, key, reason, raw);
   }
 
   /**

@@ -10,7 +10,7 @@ import { ApiGroupMemberSchema, describeZodError } from '../source/schemas.js';
 import { markGroupNotFound, replaceGroupMembers } from '../store/groups-repo.js';
 import { insertRejected } from '../store/runs-repo.js';
 import type { Database, NewGroupMemberRow, NewRejectedRow } from '../store/schema.js';
-import { fingerprint } from '../transform/call-rows.js';
+import { rejectedRow } from '../transform/rejected-row.js';
 
 export interface GroupSyncResult {
   groups: number;
@@ -226,10 +226,8 @@ async function listMembers(
       if (parsed.success) members.push(memberRow(appId, guid, parsed.data, now));
       else {
         const uid = raw && typeof raw === 'object' ? (raw as Record<string, unknown>).uid : undefined;
-        rejects.push({
-          app_id: appId, endpoint: 'group_members', record_key: `${guid}/${typeof uid === 'string' ? uid : `page${page}#${i}`}`,
-          reason: describeZodError(parsed.error), payload: JSON.stringify(raw) ?? 'undefined', fingerprint: fingerprint(raw), run_id: deps.runId, region: deps.region, created_at: now,
-        });
+        const key = `${guid}/${typeof uid === 'string' ? uid : `page${page}#${i}`}`;
+        rejects.push(rejectedRow({ appId, region: deps.region, runId: deps.runId, now }, 'group_members', key, describeZodError(parsed.error), raw));
       }
     });
     if (d.kind === 'end') {

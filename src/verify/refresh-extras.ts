@@ -6,7 +6,8 @@ import { upsertCalls, markNotFound } from '../store/calls-repo.js';
 import { insertRejected } from '../store/runs-repo.js';
 import type { CallRows, NewRejectedRow } from '../store/schema.js';
 import { unixSeconds } from '../config/clock.js';
-import { apiCallToRows, fingerprint, parseCall } from '../transform/call-rows.js';
+import { apiCallToRows, parseCall } from '../transform/call-rows.js';
+import { rejectedRow } from '../transform/rejected-row.js';
 import { apiProblem, type VerifyDeps } from './verify-app.js';
 
 export interface ExtrasRefresh {
@@ -57,8 +58,7 @@ export async function refreshExtras(deps: VerifyDeps, app: AppSettings, api: Cal
           }
           const parsed = parseCall(got.raw, id);
           if (!parsed.ok) {
-            const payload = (JSON.stringify(got.raw) ?? 'undefined').slice(0, 1_000_000);
-            rejects.push({ app_id: app.appId, endpoint: 'get_call', record_key: parsed.key, reason: parsed.reason, payload, fingerprint: fingerprint(got.raw), run_id: runId, region: app.region, created_at: now });
+            rejects.push(rejectedRow({ appId: app.appId, region: app.region, runId, now }, 'get_call', parsed.key, parsed.reason, got.raw));
             return;
           }
           rows.push(apiCallToRows(parsed.call, got.raw, { appId: app.appId, region: app.region, now, source: 'detail', listFingerprint: null }));
