@@ -192,11 +192,15 @@ export class ListingEnd {
   #totalFell = false;
   #totalRose = false;
 
-  /** `what`: the listing as messages name it; `noun`: what its entries are. */
+  /**
+   * `what`: the listing as messages name it; `noun`: what its entries are. `servedElsewhere`: the
+   * largest page the same endpoint served to another listing of this run (0: none known).
+   */
   constructor(
     private readonly requestedSize: number,
     private readonly what = 'List Calls',
     private readonly noun = 'calls',
+    private readonly servedElsewhere = 0,
   ) {}
 
   /** The smallest `total` reported in this listing (totals grow as calls arrive and fall as they go). */
@@ -288,6 +292,12 @@ export class ListingEnd {
     // was asked, with a total that agrees, looks exactly like a small listing): the page after it
     // is asked, one request, and an empty or repeated answer ends the listing.
     if (short && page.index > 0 && this.#figuresAgree(pagesRead, distinct)) return { kind: 'end', why: 'a short page where the reported total and page count agree' };
+    // Unless the same endpoint served a larger page to another listing of this run: the server's
+    // page size is not this page's, so figures that agree with it are believed (a server lying in
+    // its total and capping pages differently per listing is the one case this gives up on).
+    if (short && page.index === 0 && page.count < this.servedElsewhere && this.#figuresAgree(pagesRead, distinct) && !this.#understated(distinct)) {
+      return { kind: 'end', why: 'a short first page where the reported figures agree, and a larger page served to another listing' };
+    }
     return { kind: 'next' };
   }
 

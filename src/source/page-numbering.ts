@@ -13,6 +13,13 @@ export interface FirstPages<P> {
   base: 0 | 1;
   /** The pages read to find out, by the number they were asked with, in listing order. */
   pages: { requested: number; res: P }[];
+  /**
+   * What page 0 answered: `counted` (entries, `current_page: 0`), `refused` (a 4xx), `empty`, `same`
+   * (page 1's entries), `differs` (entries of its own: read as the first page). `refused`, and `empty`
+   * or `same` beside a page 1 with entries, say how the server numbers pages, not only this listing
+   * (see member-paging.ts).
+   */
+  pageZero: 'counted' | 'refused' | 'empty' | 'same' | 'differs';
 }
 
 /**
@@ -52,15 +59,15 @@ export async function firstPages<P extends NumberedPage>(list: (page: number) =>
   } catch (err) {
     if (!refusesPageZero(err)) throw err;
   }
-  if (zero !== undefined && zero.entries.length > 0 && zero.pagination?.current_page === 0) return { base: 0, pages: [{ requested: 0, res: zero }] };
+  if (zero !== undefined && zero.entries.length > 0 && zero.pagination?.current_page === 0) return { base: 0, pages: [{ requested: 0, res: zero }], pageZero: 'counted' };
   // Page 0 answered `current_page: 1` is not believed to be page 1 without asking for page 1: a
   // server computing its offset as (page - 1) × perPage in JavaScript (slice(-100)) answers page 0
   // with its last entries and echoes max(page, 1); believed, the first page was never asked and the
   // newest 100 of 250 calls were missing on every run, ok, without a total (probe round 9, F4).
   const one = await list(1);
   // Entries without a readable id compare by their place and text (entryIds).
-  if (zero === undefined || zero.entries.length === 0 || samePage(entryIds(zero.entries, idKey), entryIds(one.entries, idKey))) {
-    return { base: 1, pages: [{ requested: 1, res: one }] };
-  }
-  return { base: 0, pages: [{ requested: 0, res: zero }, { requested: 1, res: one }] };
+  if (zero === undefined) return { base: 1, pages: [{ requested: 1, res: one }], pageZero: 'refused' };
+  if (zero.entries.length === 0) return { base: 1, pages: [{ requested: 1, res: one }], pageZero: 'empty' };
+  if (samePage(entryIds(zero.entries, idKey), entryIds(one.entries, idKey))) return { base: 1, pages: [{ requested: 1, res: one }], pageZero: 'same' };
+  return { base: 0, pages: [{ requested: 0, res: zero }, { requested: 1, res: one }], pageZero: 'differs' };
 }

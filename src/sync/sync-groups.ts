@@ -1,16 +1,25 @@
 import type { Kysely } from 'kysely';
 import pLimit from 'p-limit';
 import type { ChatApi } from '../source/chat-api.js';
-import { MAX_MEMBERS_PER_PAGE, type MembersPage } from '../source/chat-api.js';
+import { MAX_MEMBERS_PER_PAGE } from '../source/chat-api.js';
 import { ApiError, refusesKey } from '../source/errors.js';
 import { DistinctIds, entryIds, ListingEnd, overlapsPrevious, pageMeta, sameIds, servedSizeToCheck } from '../source/listing-evidence.js';
 import { ListingError } from '../source/listing-problem.js';
-import { firstPages } from '../source/page-numbering.js';
 import { ApiGroupMemberSchema, describeZodError } from '../source/schemas.js';
 import { markGroupNotFound, replaceGroupMembers } from '../store/groups-repo.js';
 import { insertRejected } from '../store/runs-repo.js';
 import type { Database, NewGroupMemberRow, NewRejectedRow } from '../store/schema.js';
 import { rejectedRow } from '../transform/rejected-row.js';
+import {
+  FALLBACK_MEMBERS_PER_PAGE,
+  type FoundPage,
+  learnFromListing,
+  membersFirstPages,
+  type MembersPaging,
+  newMembersPaging,
+  PageSizeCapped,
+  PageSizeRefused,
+} from './member-paging.js';
 
 export interface GroupSyncResult {
   groups: number;
@@ -46,34 +55,6 @@ class GroupGone extends Error {}
 const GROUP_CONCURRENCY = 4;
 /** A group larger than this many pages is an error in the listing, not a group. */
 const MAX_MEMBER_PAGES = 10_000;
-/** List Group Members' documented default page size: asked when the service refuses the maximum. */
-const FALLBACK_MEMBERS_PER_PAGE = 100;
-
-/** The page size members are asked with, for one app's run: lowered once the service refuses it. */
-interface MembersPageSize {
-  perPage: number;
-  /** Why it was lowered (see GroupSyncResult). */
-  refused?: { line: string; refusal: string };
-}
-
-/** A group's first page refused (HTTP 400 or 422) at a page size above the documented default. */
-class PageSizeRefused extends Error {
-  constructor(readonly perPage: number, readonly refusal: ApiError) {
-    super(refusal.message);
-  }
-}
-
-/** Pages served smaller than perPage, with offsets stepping by perPage: rows between pages are never served. */
-class PageSizeCapped extends Error {
-  constructor(readonly perPage: number, readonly served: number) {
-    super(`List Group Members served pages of ${served} for perPage=${perPage} with offsets stepping by ${perPage}`);
-  }
-}
-
-function refusesPageSize(err: unknown): err is ApiError {
-  return err instanceof ApiError && err.kind === 'client' && (err.status === 400 || err.status === 422);
-}
-
 function memberRow(appId: string, guid: string, m: ReturnType<typeof ApiGroupMemberSchema.parse>, now: number): NewGroupMemberRow {
   return {
     app_id: appId,
@@ -113,15 +94,15 @@ const MAX_MEMBER_READINGS = 3;
  * when the listing does not add up.
  */
 async function listMembers(
-  deps: { nowSeconds: () => number; runId: string; region: string; maxMembers?: number | undefined; size: MembersPageSize },
+  deps: { nowSeconds: () => number; runId: string; region: string; maxMembers?: number | undefined; paging: MembersPaging },
   chat: ChatApi,
   appId: string,
   guid: string,
 ): Promise<ListedMembers> {
   const members: NewGroupMemberRow[] = [];
   const rejects: NewRejectedRow[] = [];
-  const perPage = deps.size.perPage;
-  const end = new ListingEnd(perPage, `List Group Members of ${guid}`, 'members');
+  const perPage = deps.paging.perPage;
+  const end = new ListingEnd(perPage, `List Group Members of ${guid}`, 'members', deps.paging.largestServed);
   const seen = new DistinctIds();
   let previous: string[] | undefined;
   let askedAgain = false;
@@ -132,6 +113,8 @@ async function listMembers(
   /** The first page: its members and reported total (see the page-size check below). */
   let first0: { count: number; total: number | undefined } | undefined;
   let sizeChecked = false;
+  /** The second page was read and did not repeat the first (see learnFromListing). */
+  let secondDiffers = false;
   /** Entries on the pages read (a page repeating the one before it aside): more than `seen` means a member listed twice. */
   let entriesListed = 0;
   // Only the service's own code says the group is gone (GroupGone), and only said twice in a row: a
@@ -140,7 +123,7 @@ async function listMembers(
   // firstPages on to page 1. Later pages are checked against the first (laterPage, below).
   /** What page 0 said: the group gone, or members shown. */
   let zero: 'gone' | 'members' | undefined;
-  const listPage = async (page: number): Promise<MembersPage & { found: true }> => {
+  const listPage = async (page: number): Promise<FoundPage> => {
     let res = await chat.listGroupMembers(guid, page, perPage);
     if (!res.found) res = await chat.listGroupMembers(guid, page, perPage);
     // Page 0 and page 1 must tell one story: page 0 gone and page 1 an empty group, or page 0
@@ -156,16 +139,12 @@ async function listMembers(
     if (res.found) return res;
     throw new GroupGone();
   };
-  // A service capping the page size below the documented maximum may refuse it outright rather than
-  // serve smaller pages: every group then failed, every night, with no setting to change it.
-  const first = await firstPages(listPage, 'uid').catch((err: unknown) => {
-    throw perPage > FALLBACK_MEMBERS_PER_PAGE && refusesPageSize(err) ? new PageSizeRefused(perPage, err) : err;
-  });
+  const first = await membersFirstPages(deps.paging, chat, guid, listPage);
   const prefetched = new Map(first.pages.map((p) => [p.requested, p.res]));
   // A later page answering ERR_GUID_NOT_FOUND: the group is gone only if its first page, asked
   // again, says so too (a group deleted while its pages were read does). Believed at once, one such
   // answer removed every member of a group that exists, ok (a hostile fake).
-  const laterPage = async (page: number): Promise<MembersPage & { found: true }> => {
+  const laterPage = async (page: number): Promise<FoundPage> => {
     try {
       return await listPage(page);
     } catch (err) {
@@ -193,6 +172,7 @@ async function listMembers(
       lastTotal = meta.total;
     }
     if (res.entries.length === 0) {
+      if (index === 1) secondDiffers = true;
       const d = end.afterEmpty(index, meta);
       if (d.kind === 'end' || askedAgain) {
         complete = true;
@@ -205,6 +185,7 @@ async function listMembers(
     askedAgain = false;
     const ids = entryIds(res.entries, 'uid');
     const repeats = sameIds(previous, ids);
+    if (index === 1) secondDiffers = !repeats;
     if (!repeats) {
       for (const id of ids) seen.add(id);
       entriesListed += ids.length;
@@ -249,6 +230,7 @@ async function listMembers(
   if (end.minTotal === undefined && entriesListed > seen.count) {
     throw new ListingError(`List Group Members of ${guid} listed ${entriesListed - seen.count} member(s) twice and reports no total, so pages may overlap and skip members`);
   }
+  learnFromListing(deps.paging, { pageZero: first.pageZero, firstCount: first0?.count ?? 0, secondDiffers, largestPage: end.largestPage });
   return { members, rejects, pages, ...(firstTotal !== lastTotal ? { moved: `${firstTotal} → ${lastTotal}` } : {}) };
 }
 
@@ -278,16 +260,20 @@ async function stableMembers(deps: Parameters<typeof listMembers>[0], chat: Chat
       if (err instanceof GroupGone) return undefined;
       if (err instanceof PageSizeCapped) {
         // The size served from now on, for every group of this run; not counted as a reading.
-        if (deps.size.perPage > err.served) deps.size = { perPage: err.served, refused: { line: `${err.message}; members are read ${err.served} to a page in this run`, refusal: err.message } };
+        if (deps.paging.perPage > err.served) {
+          deps.paging.perPage = err.served;
+          deps.paging.refused = { line: `${err.message}; members are read ${err.served} to a page in this run`, refusal: err.message };
+        }
         reading--;
         continue;
       }
       if (!(err instanceof PageSizeRefused)) throw err;
       // The documented default from now on, for every group of this run (groups listed at the same
       // time may each have been refused); not counted as a reading.
-      if (deps.size.perPage === err.perPage) {
+      if (deps.paging.perPage === err.perPage) {
         const line = `List Group Members refused perPage=${err.perPage}, the documented maximum; members are read ${FALLBACK_MEMBERS_PER_PAGE} to a page in this run`;
-        deps.size = { perPage: FALLBACK_MEMBERS_PER_PAGE, refused: { line, refusal: err.refusal.message } };
+        deps.paging.perPage = FALLBACK_MEMBERS_PER_PAGE;
+        deps.paging.refused = { line, refusal: err.refusal.message };
       }
       reading--;
       continue;
@@ -333,7 +319,7 @@ export async function syncGroupMembers(
 ): Promise<GroupSyncResult> {
   const result: GroupSyncResult = { groups: 0, members: 0, notFound: 0, rejected: 0, unreadMembers: 0, failed: [] };
   const limit = pLimit(GROUP_CONCURRENCY);
-  const listing = { ...deps, size: { perPage: MAX_MEMBERS_PER_PAGE } as MembersPageSize };
+  const listing = { ...deps, paging: newMembersPaging(MAX_MEMBERS_PER_PAGE) };
   await Promise.all(
     guids.map((guid) =>
       limit(async () => {
@@ -360,6 +346,6 @@ export async function syncGroupMembers(
       }),
     ),
   );
-  result.pageSizeRefused = listing.size.refused;
+  result.pageSizeRefused = listing.paging.refused;
   return result;
 }

@@ -66,6 +66,19 @@ describe('ListingEnd', () => {
     const single = new ListingEnd(100);
     expect(single.afterPage({ index: 0, count: 2, meta: { total: 2, totalPages: 1 }, repeatsPrevious: false }, 2).kind).toBe('next');
   });
+  it('ends on a short first page only when another listing of the run was served a larger page and the figures agree', () => {
+    const page = (count: number, meta: { total?: number; totalPages?: number }) => ({ index: 0, count, meta, repeatsPrevious: false });
+    expect(new ListingEnd(1000, 'm', 'members', 500).afterPage(page(20, { total: 20, totalPages: 1 }), 20).kind).toBe('end');
+    expect(new ListingEnd(1000, 'm', 'members', 500).afterPage(page(20, { totalPages: 1 }), 20).kind).toBe('end');
+    // No larger page seen, or one only as large: the server may cap pages at this size.
+    expect(new ListingEnd(1000, 'm', 'members', 0).afterPage(page(20, { total: 20, totalPages: 1 }), 20).kind).toBe('next');
+    expect(new ListingEnd(1000, 'm', 'members', 20).afterPage(page(20, { total: 20, totalPages: 1 }), 20).kind).toBe('next');
+    // Figures that say more follow, none at all, or a total below what the page lists.
+    expect(new ListingEnd(1000, 'm', 'members', 500).afterPage(page(20, { total: 48, totalPages: 1 }), 20).kind).toBe('next');
+    expect(new ListingEnd(1000, 'm', 'members', 500).afterPage(page(20, { totalPages: 5 }), 20).kind).toBe('next');
+    expect(new ListingEnd(1000, 'm', 'members', 500).afterPage(page(20, {}), 20).kind).toBe('next');
+    expect(new ListingEnd(1000, 'm', 'members', 500).afterPage(page(20, { total: 10 }), 20).kind).toBe('next');
+  });
   it('measures short against what pages carry, not per_page', () => {
     const e = new ListingEnd(1000);
     e.afterPage({ index: 0, count: 100, meta: {}, repeatsPrevious: false }, 100);

@@ -80,6 +80,8 @@ export interface FakeOptions {
   ongoing?: number;
   /** Spread of the calls' initiatedAt into the past, in hours. */
   spanHours?: number;
+  /** Distinct groups the group calls go to (default 3: g-alpha, g-beta, g-gamma; more are g-3, g-4, …). */
+  groups?: number;
   /** List Group Members: largest page served, the per_page echoed and the total stated. */
   members?: {
     /** `omit`: no total field (total_pages stays, from the real count). */
@@ -114,6 +116,10 @@ export interface FakeOptions {
     flapBeforePage2?: boolean;
     /** The total stated on pages after the first is the real count plus 1, 2, 3, … in turn (a cached figure that drifts; the members never change). */
     jitterTotal?: boolean;
+    /** A page past the group's last answers the last page (a server clamping `page` into range). */
+    clampPastEnd?: boolean;
+    /** Groups after the first (in the order they were made) are served pages of at most this many: a page size that varies by group (by bytes, by load). */
+    laterGroupsCap?: number;
   };
   /** Page 0 (of pages counted from 1) answers no calls, its current_page echoing the request's 0. */
   pageZeroEmptyEcho?: boolean;
@@ -175,6 +181,7 @@ export interface FakeParticipant { uid: string; deviceId?: string; totalAudioMin
 export interface FakeCall extends Wire { sessionId: string; status: string; initiatedAt: number; startedAt?: number; endedAt?: number; receiverType: string; receiver: string; participants: FakeParticipant[] }
 
 const GUIDS = ['g-alpha', 'g-beta', 'g-gamma'];
+const guidOf = (k: number): string => GUIDS[k] ?? `g-${k}`;
 /** A list entry without a sessionId (malformedAfter). */
 const MALFORMED: Wire = { type: 'audio', status: 'ended', initiatedAt: 'yesterday' };
 const NOW = (): number => Math.floor(Date.now() / 1000);
@@ -189,6 +196,8 @@ export class FakeCallsService {
   /** Current members of each group, by guid. */
   readonly members = new Map<string, string[]>();
   listRequests = 0;
+  /** Requests List Group Members answered (any page, any answer). */
+  memberRequests = 0;
   /** List Group Members answers ERR_GUID_NOT_FOUND for the next this-many requests of a page after the first (the group still exists). */
   membersNotFoundLater = 0;
   /** The next this many requests for page 1 of a group's members answer ERR_GUID_NOT_FOUND (the group exists). */
@@ -303,7 +312,7 @@ export class FakeCallsService {
     const startedAt = started ? p.at + 3 + Math.floor(r() * 15) : undefined;
     const call: FakeCall = {
       sessionId, type: video ? 'video' : 'audio', mode: group ? 'meet' : 'call', receiverType: group ? 'group' : 'user',
-      receiver: group ? GUIDS[n % GUIDS.length]! : uids[1]!, initiator, status, hasRecording: false, initiatedAt: p.at,
+      receiver: group ? guidOf(n % (this.opts.groups ?? GUIDS.length)) : uids[1]!, initiator, status, hasRecording: false, initiatedAt: p.at,
       participants: uids.map((uid) => ({ uid, totalAudioMinutes: 0, totalVideoMinutes: 0, totalDuration: 0, isJoined: false, state: 'unanswered' })),
     };
     if (startedAt !== undefined) call.startedAt = startedAt;
@@ -441,10 +450,12 @@ export class FakeCallsService {
     if (members) {
       const guid = decodeURIComponent(members[1]!);
       const all = this.members.get(guid);
+      this.memberRequests++;
       if (!all) return json(404, { error: { code: 'ERR_GUID_NOT_FOUND', message: `The group with GUID ${guid} does not exist.` } });
       const m = this.opts.members ?? {};
       const requested = Number(params.get('perPage') ?? 100);
-      const size = Math.min(requested, m.cap ?? 1000);
+      const later = m.laterGroupsCap !== undefined && [...this.members.keys()].indexOf(guid) > 0;
+      const size = Math.min(requested, m.cap ?? 1000, later ? m.laterGroupsCap! : Number.POSITIVE_INFINITY);
       if (m.bare404) return { status: 404, body: '<html><body><h1>404 Not Found</h1></body></html>' };
       if (this.membersForbidden.has(guid)) return json(403, { error: { code: 'ERR_GROUP_NOT_JOINED', message: 'The user is not a member of the group' } });
       if (params.get('page') === '0' && this.membersNotFoundOnPage0 > 0) {
@@ -466,7 +477,8 @@ export class FakeCallsService {
       const base = m.pageBase ?? 1;
       const asked = Math.max(base, Number(params.get('page') ?? base));
       // `page` below: the 1-based position of the page served.
-      const page = m.ignorePage ? 1 : asked - base + 1;
+      const lastPage = Math.max(1, Math.ceil(all.length / size));
+      const page = m.ignorePage ? 1 : m.clampPastEnd ? Math.min(asked - base + 1, lastPage) : asked - base + 1;
       if (m.flapBeforePage2 && page === 1 && this.#flapped.has(guid)) {
         all.unshift(this.#flapped.get(guid)!);
         this.#flapped.delete(guid);

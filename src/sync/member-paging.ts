@@ -1,0 +1,95 @@
+import type { ChatApi, MembersPage } from '../source/chat-api.js';
+import { ApiError } from '../source/errors.js';
+import { firstPages, type FirstPages } from '../source/page-numbering.js';
+
+/** A page of members that was found (a group gone is the caller's to decide). */
+export type FoundPage = MembersPage & { found: true };
+
+/** List Group Members' documented default page size: asked when the service refuses the maximum. */
+export const FALLBACK_MEMBERS_PER_PAGE = 100;
+
+/**
+ * How List Group Members pages, as learned in one app's run; shared by the groups listed at once.
+ * Each group of a run used to find out again how pages are numbered (page 0, then page 1) and that
+ * its short first page was not the server's page size (one more, empty, page): three requests
+ * where one holds the members, 130 requests for 40 groups in the bench (issue 16's row of
+ * requests per synced call missed its target). What one group proves about the server is proved
+ * for the next.
+ */
+export interface MembersPaging {
+  /** The page size members are asked with: lowered once the service refuses it or serves less. */
+  perPage: number;
+  /** Why it was lowered (see GroupSyncResult.pageSizeRefused). */
+  refused?: { line: string; refusal: string };
+  /** Proved in this run that pages are numbered from 1: later groups ask page 1 first (see membersFirstPages). */
+  fromOne: boolean;
+  /** The largest page a group's listing served in this run (ListingEnd's servedElsewhere). */
+  largestServed: number;
+}
+
+export function newMembersPaging(perPage: number): MembersPaging {
+  return { perPage, fromOne: false, largestServed: 0 };
+}
+
+/** A group's first page refused (HTTP 400 or 422) at a page size above the documented default. */
+export class PageSizeRefused extends Error {
+  constructor(readonly perPage: number, readonly refusal: ApiError) {
+    super(refusal.message);
+  }
+}
+
+/** Pages served smaller than perPage, with offsets stepping by perPage: rows between pages are never served. */
+export class PageSizeCapped extends Error {
+  constructor(readonly perPage: number, readonly served: number) {
+    super(`List Group Members served pages of ${served} for perPage=${perPage} with offsets stepping by ${perPage}`);
+  }
+}
+
+function refusesPageSize(err: unknown): err is ApiError {
+  return err instanceof ApiError && err.kind === 'client' && (err.status === 400 || err.status === 422);
+}
+
+/** The first pages of a group (FirstPages), or page 1 alone when the run already knows pages count from 1. */
+export type MemberFirstPages = Omit<FirstPages<FoundPage>, 'pageZero'> & { pageZero: FirstPages<FoundPage>['pageZero'] | 'unasked' };
+
+/**
+ * A group's first page and how pages are numbered. Once the run has proved pages count from 1,
+ * page 1 is asked alone; an answer that is not plainly a first page (the group gone, no members, a
+ * `current_page` other than 1) is asked the long way, page 0 and page 1, so that their rules about
+ * a group gone still hold. `listPage` is the group's own reader (it keeps those rules). A service
+ * capping the page size below the documented maximum may refuse it outright rather than serve
+ * smaller pages: that is PageSizeRefused.
+ */
+export async function membersFirstPages(
+  paging: MembersPaging,
+  chat: ChatApi,
+  guid: string,
+  listPage: (page: number) => Promise<FoundPage>,
+): Promise<MemberFirstPages> {
+  const perPage = paging.perPage;
+  try {
+    if (paging.fromOne) {
+      const one = await chat.listGroupMembers(guid, 1, perPage);
+      if (one.found && one.entries.length > 0 && (one.pagination?.current_page ?? 1) === 1) return { base: 1, pages: [{ requested: 1, res: one }], pageZero: 'unasked' };
+    }
+    return await firstPages(listPage, 'uid');
+  } catch (err) {
+    throw perPage > FALLBACK_MEMBERS_PER_PAGE && refusesPageSize(err) ? new PageSizeRefused(perPage, err) : err;
+  }
+}
+
+/**
+ * What a group's listing, read to its end, proves for the rest of the run. Pages count from 1 when
+ * page 0 was refused, or was empty or page 1 again beside a page 1 with members and a second page
+ * that did not repeat the first. Not from one group alone otherwise: a server counting from 0 that
+ * answers a page past the end with the last page answers pages 0 and 1 of a one-page group alike,
+ * and its page 2 repeats them; believed, every larger group of the run lost its page 0.
+ */
+export function learnFromListing(
+  paging: MembersPaging,
+  seen: { pageZero: MemberFirstPages['pageZero']; firstCount: number; secondDiffers: boolean; largestPage: number },
+): void {
+  paging.largestServed = Math.max(paging.largestServed, seen.largestPage);
+  const firstFromOne = seen.pageZero === 'empty' || seen.pageZero === 'same';
+  if (seen.pageZero === 'refused' || (firstFromOne && seen.firstCount > 0 && seen.secondDiffers)) paging.fromOne = true;
+}
