@@ -8,27 +8,33 @@ export type FoundPage = MembersPage & { found: true };
 /** List Group Members' documented default page size: asked when the service refuses the maximum. */
 export const FALLBACK_MEMBERS_PER_PAGE = 100;
 
-/**
- * How List Group Members pages, as learned in one app's run; shared by the groups listed at once.
- * Each group of a run used to find out again how pages are numbered (page 0, then page 1) and that
- * its short first page was not the server's page size (one more, empty, page): three requests
- * where one holds the members, 130 requests for 40 groups in the bench (issue 16's row of
- * requests per synced call missed its target). What one group proves about the server is proved
- * for the next.
- */
+/** The page size members are asked with, for one app's run; shared by the groups listed at once. */
 export interface MembersPaging {
-  /** The page size members are asked with: lowered once the service refuses it or serves less. */
+  /** Lowered once the service refuses it or serves less. */
   perPage: number;
   /** Why it was lowered (see GroupSyncResult.pageSizeRefused). */
   refused?: { line: string; refusal: string };
-  /** Proved in this run that pages are numbered from 1: later groups ask page 1 first (see membersFirstPages). */
+}
+
+/**
+ * What group listings proved about List Group Members, for the groups listed after them. Each
+ * group used to find out again how pages are numbered (page 0, then page 1) and that its short
+ * first page was not the server's page size (one more, empty, page): three requests where one held
+ * the members, 130 for the bench's 40 groups (issue 16's requests per synced call missed its
+ * target). Merged in a fixed order (syncGroupMembers), so a run's requests do not depend on which
+ * group happened to end first.
+ */
+export interface PagingLearned {
+  /** Pages are numbered from 1: page 1 is asked first (see membersFirstPages). */
   fromOne: boolean;
-  /** The largest page a group's listing served in this run (ListingEnd's servedElsewhere). */
+  /** The largest page a listing was served (ListingEnd's servedElsewhere). */
   largestServed: number;
 }
 
-export function newMembersPaging(perPage: number): MembersPaging {
-  return { perPage, fromOne: false, largestServed: 0 };
+export const NOTHING_LEARNED: PagingLearned = { fromOne: false, largestServed: 0 };
+
+export function mergeLearned(a: PagingLearned, b: PagingLearned): PagingLearned {
+  return { fromOne: a.fromOne || b.fromOne, largestServed: Math.max(a.largestServed, b.largestServed) };
 }
 
 /** A group's first page refused (HTTP 400 or 422) at a page size above the documented default. */
@@ -61,14 +67,14 @@ export type MemberFirstPages = Omit<FirstPages<FoundPage>, 'pageZero'> & { pageZ
  * smaller pages: that is PageSizeRefused.
  */
 export async function membersFirstPages(
-  paging: MembersPaging,
+  perPage: number,
+  known: PagingLearned,
   chat: ChatApi,
   guid: string,
   listPage: (page: number) => Promise<FoundPage>,
 ): Promise<MemberFirstPages> {
-  const perPage = paging.perPage;
   try {
-    if (paging.fromOne) {
+    if (known.fromOne) {
       const one = await chat.listGroupMembers(guid, 1, perPage);
       if (one.found && one.entries.length > 0 && (one.pagination?.current_page ?? 1) === 1) return { base: 1, pages: [{ requested: 1, res: one }], pageZero: 'unasked' };
     }
@@ -85,11 +91,7 @@ export async function membersFirstPages(
  * answers a page past the end with the last page answers pages 0 and 1 of a one-page group alike,
  * and its page 2 repeats them; believed, every larger group of the run lost its page 0.
  */
-export function learnFromListing(
-  paging: MembersPaging,
-  seen: { pageZero: MemberFirstPages['pageZero']; firstCount: number; secondDiffers: boolean; largestPage: number },
-): void {
-  paging.largestServed = Math.max(paging.largestServed, seen.largestPage);
+export function learnedFromListing(seen: { pageZero: MemberFirstPages['pageZero']; firstCount: number; secondDiffers: boolean; largestPage: number }): PagingLearned {
   const firstFromOne = seen.pageZero === 'empty' || seen.pageZero === 'same';
-  if (seen.pageZero === 'refused' || (firstFromOne && seen.firstCount > 0 && seen.secondDiffers)) paging.fromOne = true;
+  return { fromOne: seen.pageZero === 'refused' || (firstFromOne && seen.firstCount > 0 && seen.secondDiffers), largestServed: seen.largestPage };
 }

@@ -1,5 +1,4 @@
 import type { Kysely } from 'kysely';
-import pLimit from 'p-limit';
 import type { ChatApi } from '../source/chat-api.js';
 import { MAX_MEMBERS_PER_PAGE } from '../source/chat-api.js';
 import { ApiError, refusesKey } from '../source/errors.js';
@@ -13,10 +12,12 @@ import { rejectedRow } from '../transform/rejected-row.js';
 import {
   FALLBACK_MEMBERS_PER_PAGE,
   type FoundPage,
-  learnFromListing,
+  learnedFromListing,
   membersFirstPages,
+  mergeLearned,
   type MembersPaging,
-  newMembersPaging,
+  NOTHING_LEARNED,
+  type PagingLearned,
   PageSizeCapped,
   PageSizeRefused,
 } from './member-paging.js';
@@ -82,6 +83,8 @@ interface ListedMembers {
   moved?: string;
   /** Pages that brought members (1: the group fits on one page, and nothing can move between pages). */
   pages: number;
+  /** What the listing proved about the service (with what was known before it). */
+  learned: PagingLearned;
 }
 
 /** Readings of one group, at most, until two in a row agree (see stableMembers). */
@@ -94,7 +97,7 @@ const MAX_MEMBER_READINGS = 3;
  * when the listing does not add up.
  */
 async function listMembers(
-  deps: { nowSeconds: () => number; runId: string; region: string; maxMembers?: number | undefined; paging: MembersPaging },
+  deps: { nowSeconds: () => number; runId: string; region: string; maxMembers?: number | undefined; paging: MembersPaging; known: PagingLearned },
   chat: ChatApi,
   appId: string,
   guid: string,
@@ -102,7 +105,7 @@ async function listMembers(
   const members: NewGroupMemberRow[] = [];
   const rejects: NewRejectedRow[] = [];
   const perPage = deps.paging.perPage;
-  const end = new ListingEnd(perPage, `List Group Members of ${guid}`, 'members', deps.paging.largestServed);
+  const end = new ListingEnd(perPage, `List Group Members of ${guid}`, 'members', deps.known.largestServed);
   const seen = new DistinctIds();
   let previous: string[] | undefined;
   let askedAgain = false;
@@ -139,7 +142,7 @@ async function listMembers(
     if (res.found) return res;
     throw new GroupGone();
   };
-  const first = await membersFirstPages(deps.paging, chat, guid, listPage);
+  const first = await membersFirstPages(perPage, deps.known, chat, guid, listPage);
   const prefetched = new Map(first.pages.map((p) => [p.requested, p.res]));
   // A later page answering ERR_GUID_NOT_FOUND: the group is gone only if its first page, asked
   // again, says so too (a group deleted while its pages were read does). Believed at once, one such
@@ -230,8 +233,8 @@ async function listMembers(
   if (end.minTotal === undefined && entriesListed > seen.count) {
     throw new ListingError(`List Group Members of ${guid} listed ${entriesListed - seen.count} member(s) twice and reports no total, so pages may overlap and skip members`);
   }
-  learnFromListing(deps.paging, { pageZero: first.pageZero, firstCount: first0?.count ?? 0, secondDiffers, largestPage: end.largestPage });
-  return { members, rejects, pages, ...(firstTotal !== lastTotal ? { moved: `${firstTotal} → ${lastTotal}` } : {}) };
+  const learned = mergeLearned(deps.known, learnedFromListing({ pageZero: first.pageZero, firstCount: first0?.count ?? 0, secondDiffers, largestPage: end.largestPage }));
+  return { members, rejects, pages, learned, ...(firstTotal !== lastTotal ? { moved: `${firstTotal} → ${lastTotal}` } : {}) };
 }
 
 function sameMembers(a: ListedMembers, b: ListedMembers): boolean {
@@ -252,10 +255,11 @@ function sameMembers(a: ListedMembers, b: ListedMembers): boolean {
 async function stableMembers(deps: Parameters<typeof listMembers>[0], chat: ChatApi, appId: string, guid: string): Promise<ListedMembers | undefined> {
   let before: ListedMembers | undefined;
   const changes: string[] = [];
+  let known = deps.known;
   for (let reading = 1; reading <= MAX_MEMBER_READINGS; reading++) {
     let listed: ListedMembers;
     try {
-      listed = await listMembers(deps, chat, appId, guid);
+      listed = await listMembers({ ...deps, known }, chat, appId, guid);
     } catch (err) {
       if (err instanceof GroupGone) return undefined;
       if (err instanceof PageSizeCapped) {
@@ -284,6 +288,7 @@ async function stableMembers(deps: Parameters<typeof listMembers>[0], chat: Chat
     // run, nothing stored (probe round 16 b, F8). Not when both moved the same way, though: a member
     // who leaves and rejoins in step with the reads hides the same member from both (probe round
     // 17 a: 1,499 of 1,500 stored, ok).
+    known = listed.learned;
     const agree = before !== undefined && sameMembers(before, listed) && !(before.moved !== undefined && before.moved === listed.moved);
     if ((!listed.moved && listed.pages <= 1) || agree) return listed;
     if (listed.moved) changes.push(`count ${listed.moved}`);
@@ -318,34 +323,46 @@ export async function syncGroupMembers(
   guids: readonly string[],
 ): Promise<GroupSyncResult> {
   const result: GroupSyncResult = { groups: 0, members: 0, notFound: 0, rejected: 0, unreadMembers: 0, failed: [] };
-  const limit = pLimit(GROUP_CONCURRENCY);
-  const listing = { ...deps, paging: newMembersPaging(MAX_MEMBERS_PER_PAGE) };
-  await Promise.all(
-    guids.map((guid) =>
-      limit(async () => {
-        // Still changing after MAX_MEMBER_READINGS, the stored members stay and the group is retried on the next run.
-        const listed = await stableMembers(listing, chat, appId, guid);
-        if (!listed) {
-          await deps.db.transaction().execute((trx) => markGroupNotFound(trx, appId, guid, deps.nowSeconds()));
-          result.notFound++;
-          return;
-        }
-        const { members, rejects } = listed;
-        await deps.db.transaction().execute(async (trx) => {
-          await replaceGroupMembers(trx, appId, guid, members, deps.nowSeconds());
-          result.rejected += await insertRejected(trx, rejects);
-        });
-        result.unreadMembers += rejects.length;
-        result.firstUnread ??= rejects[0] && `${rejects[0].record_key}: ${rejects[0].reason}`;
-        result.groups++;
-        result.members += members.length;
-      }).catch((err: unknown) => {
-        // A refused key or account, and a group over the cap, stop the app; anything else fails this group only.
-        if (err instanceof GroupTooLargeError || (err instanceof ApiError && (err.kind === 'account' || (err.kind === 'auth' && !refusesGroupOnly(err))))) throw err;
-        result.failed.push(`${guid}: ${err instanceof ApiError && refusesGroupOnly(err) ? refusedGroupLine(err) : err instanceof Error ? err.message : String(err)}`);
-      }),
-    ),
-  );
-  result.pageSizeRefused = listing.paging.refused;
+  const paging: MembersPaging = { perPage: MAX_MEMBERS_PER_PAGE };
+  /** One group, told what the groups before it proved; returns what it proved itself. */
+  const syncGroup = async (guid: string, known: PagingLearned): Promise<PagingLearned> => {
+    try {
+      // Still changing after MAX_MEMBER_READINGS, the stored members stay and the group is retried on the next run.
+      const listed = await stableMembers({ ...deps, paging, known }, chat, appId, guid);
+      if (!listed) {
+        await deps.db.transaction().execute((trx) => markGroupNotFound(trx, appId, guid, deps.nowSeconds()));
+        result.notFound++;
+        return NOTHING_LEARNED;
+      }
+      const { members, rejects } = listed;
+      await deps.db.transaction().execute(async (trx) => {
+        await replaceGroupMembers(trx, appId, guid, members, deps.nowSeconds());
+        result.rejected += await insertRejected(trx, rejects);
+      });
+      result.unreadMembers += rejects.length;
+      result.firstUnread ??= rejects[0] && `${rejects[0].record_key}: ${rejects[0].reason}`;
+      result.groups++;
+      result.members += members.length;
+      return listed.learned;
+    } catch (err) {
+      // A refused key or account, and a group over the cap, stop the app (the groups after it never
+      // start); anything else fails this group only.
+      if (err instanceof GroupTooLargeError || (err instanceof ApiError && (err.kind === 'account' || (err.kind === 'auth' && !refusesGroupOnly(err))))) throw err;
+      result.failed.push(`${guid}: ${err instanceof ApiError && refusesGroupOnly(err) ? refusedGroupLine(err) : err instanceof Error ? err.message : String(err)}`);
+      return NOTHING_LEARNED;
+    }
+  };
+  // Group i starts once groups 0 … i-4 have all ended, told what they proved (see PagingLearned):
+  // at most GROUP_CONCURRENCY at once, and the same requests for the same groups on every run,
+  // whichever group happens to end first (with p-limit alone they varied). upTo[i] is what groups
+  // 0 … i proved, settled once they all have ended.
+  const upTo: Promise<PagingLearned>[] = [];
+  guids.forEach((guid, i) => {
+    const before = upTo[i - GROUP_CONCURRENCY] ?? Promise.resolve(NOTHING_LEARNED);
+    const own = before.then((known) => syncGroup(guid, known));
+    upTo.push(Promise.all([upTo[i - 1] ?? Promise.resolve(NOTHING_LEARNED), own]).then(([a, b]) => mergeLearned(a, b)));
+  });
+  await Promise.all(upTo);
+  result.pageSizeRefused = paging.refused;
   return result;
 }
