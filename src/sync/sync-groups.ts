@@ -116,7 +116,7 @@ async function listMembers(
   /** The first page: its members and reported total (see the page-size check below). */
   let first0: { count: number; total: number | undefined } | undefined;
   let sizeChecked = false;
-  /** The second page was read and did not repeat the first (see learnFromListing). */
+  /** The second page was read and did not repeat the first (see learnedFromListing). */
   let secondDiffers = false;
   /** Entries on the pages read (a page repeating the one before it aside): more than `seen` means a member listed twice. */
   let entriesListed = 0;
