@@ -87,11 +87,12 @@ export async function membersFirstPages(
 /**
  * What a group's listing, read to its end, proves for the rest of the run. Pages count from 1 when
  * page 0 was refused, or was empty or page 1 again beside a page 1 with members and a second page
- * that did not repeat the first. Not from one group alone otherwise: a server counting from 0 that
- * answers a page past the end with the last page answers pages 0 and 1 of a one-page group alike,
- * and its page 2 repeats them; believed, every larger group of the run lost its page 0.
+ * that did not repeat the first (`secondDiffers`: a second page is read only after a first with
+ * members). Not from one group alone otherwise: a server counting from 0 that answers a page past
+ * the end with the last page answers pages 0 and 1 of a one-page group alike, and its page 2
+ * repeats them; believed, every larger group of the run lost its page 0.
  */
-export function learnedFromListing(seen: { pageZero: MemberFirstPages['pageZero']; firstCount: number; secondDiffers: boolean; largestPage: number }): PagingLearned {
+export function learnedFromListing(seen: { pageZero: MemberFirstPages['pageZero']; secondDiffers: boolean; largestPage: number }): PagingLearned {
   const firstFromOne = seen.pageZero === 'empty' || seen.pageZero === 'same';
-  return { fromOne: seen.pageZero === 'refused' || (firstFromOne && seen.firstCount > 0 && seen.secondDiffers), largestServed: seen.largestPage };
+  return { fromOne: seen.pageZero === 'refused' || (firstFromOne && seen.secondDiffers), largestServed: seen.largestPage };
 }

@@ -116,7 +116,7 @@ async function listMembers(
   /** The first page: its members and reported total (see the page-size check below). */
   let first0: { count: number; total: number | undefined } | undefined;
   let sizeChecked = false;
-  /** The second page was read and did not repeat the first (see learnedFromListing). */
+  /** The second page was read (so the first had members) and did not repeat the first (see learnedFromListing). */
   let secondDiffers = false;
   /** Entries on the pages read (a page repeating the one before it aside): more than `seen` means a member listed twice. */
   let entriesListed = 0;
@@ -233,7 +233,7 @@ async function listMembers(
   if (end.minTotal === undefined && entriesListed > seen.count) {
     throw new ListingError(`List Group Members of ${guid} listed ${entriesListed - seen.count} member(s) twice and reports no total, so pages may overlap and skip members`);
   }
-  const learned = mergeLearned(deps.known, learnedFromListing({ pageZero: first.pageZero, firstCount: first0?.count ?? 0, secondDiffers, largestPage: end.largestPage }));
+  const learned = mergeLearned(deps.known, learnedFromListing({ pageZero: first.pageZero, secondDiffers, largestPage: end.largestPage }));
   return { members, rejects, pages, learned, ...(firstTotal !== lastTotal ? { moved: `${firstTotal} → ${lastTotal}` } : {}) };
 }
 
