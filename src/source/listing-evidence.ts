@@ -161,6 +161,18 @@ export type EndDecision =
   | { kind: 'broken'; why: string };
 
 /**
+ * Which of a service's figures a listing of this run showed to count a whole listing, not a page:
+ * a `total` above a page's own count, or a `total_pages` above 1, that the listing then read in
+ * full. A short first page is believed by its figures only then (see ListingEnd).
+ */
+export interface WholeFigures {
+  total: boolean;
+  pages: boolean;
+}
+
+export const NO_WHOLE_FIGURES: WholeFigures = { total: false, pages: false };
+
+/**
  * The end-of-listing rules (issue 11): trust no single field.
  * - A full page never ends the listing (a total_pages that understates would lose the rest).
  * - A short page ends it only when every reported figure agrees (the distinct calls seen reach
@@ -181,6 +193,8 @@ export class ListingEnd {
   /** The largest `total` reported: a listing that showed more distinct entries than even that was given a total too low to prove anything. */
   #maxTotal: number | undefined;
   #lastTotalPages: number | undefined;
+  /** A page reported a `total` above its own count (see provedWhole). */
+  #totalAbovePage = false;
   /** Pages with entries read up to (0-based index + 1 of the furthest). */
   #pagesReached = 0;
   /** The size of the page read last, and the smallest of those another page followed. */
@@ -194,14 +208,34 @@ export class ListingEnd {
 
   /**
    * `what`: the listing as messages name it; `noun`: what its entries are. `servedElsewhere`: the
-   * largest page the same endpoint served to another listing of this run (0: none known).
+   * largest page the same endpoint served to another listing of this run (0: none known);
+   * `wholeElsewhere`: which figures another listing of this run proved whole (provedWhole).
    */
   constructor(
     private readonly requestedSize: number,
     private readonly what = 'List Calls',
     private readonly noun = 'calls',
     private readonly servedElsewhere = 0,
+    private readonly wholeElsewhere: WholeFigures = NO_WHOLE_FIGURES,
   ) {}
+
+  /**
+   * Which figures this listing, read to its end with `distinct` entries, showed to be whole-listing
+   * figures (WholeFigures): the caller's to pass on to later listings of the same endpoint.
+   */
+  provedWhole(distinct: number): WholeFigures {
+    const total = this.#minTotal;
+    const pages = this.#lastTotalPages;
+    return {
+      total: this.#totalAbovePage && total !== undefined && distinct >= total && !this.#understated(distinct),
+      pages: pages !== undefined && pages > 1 && this.#pagesReached >= pages,
+    };
+  }
+
+  /** Whether each figure this listing reported is of a kind another listing proved whole. */
+  #figuresProvedElsewhere(): boolean {
+    return (this.#minTotal === undefined || this.wholeElsewhere.total) && (this.#lastTotalPages === undefined || this.wholeElsewhere.pages);
+  }
 
   /** The smallest `total` reported in this listing (totals grow as calls arrive and fall as they go). */
   get minTotal(): number | undefined {
@@ -272,6 +306,7 @@ export class ListingEnd {
   /** Decides after a non-empty page; `distinct` counts this page's ids too. */
   afterPage(page: PageFacts, distinct: number): EndDecision {
     this.#note(page.meta);
+    if (page.meta.total !== undefined && page.meta.total > page.count) this.#totalAbovePage = true;
     const pagesRead = page.index + 1;
     this.#pagesReached = Math.max(this.#pagesReached, pagesRead);
     if (page.repeatsPrevious) {
@@ -293,9 +328,12 @@ export class ListingEnd {
     // is asked, one request, and an empty or repeated answer ends the listing.
     if (short && page.index > 0 && this.#figuresAgree(pagesRead, distinct)) return { kind: 'end', why: 'a short page where the reported total and page count agree' };
     // Unless the same endpoint served a larger page to another listing of this run: the server's
-    // page size is not this page's, so figures that agree with it are believed (a server lying in
-    // its total and capping pages differently per listing is the one case this gives up on).
-    if (short && page.index === 0 && page.count < this.servedElsewhere && this.#figuresAgree(pagesRead, distinct) && !this.#understated(distinct)) {
+    // page size is not this page's, so figures that agree with it are believed, once another
+    // listing showed those figures counting more than a page (wholeElsewhere). Believed on the
+    // larger page alone, a constant `total: 10` beside groups capped at 10 members a page stored 10
+    // of each group's 25, ok (a hostile fake); members' figures are not to be trusted alone
+    // (api-facts.md: the published example says `total: 0` beside five rows).
+    if (short && page.index === 0 && page.count < this.servedElsewhere && this.#figuresAgree(pagesRead, distinct) && !this.#understated(distinct) && this.#figuresProvedElsewhere()) {
       return { kind: 'end', why: 'a short first page where the reported figures agree, and a larger page served to another listing' };
     }
     return { kind: 'next' };

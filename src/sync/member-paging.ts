@@ -1,5 +1,6 @@
 import type { ChatApi, MembersPage } from '../source/chat-api.js';
 import { ApiError } from '../source/errors.js';
+import { NO_WHOLE_FIGURES, type WholeFigures } from '../source/listing-evidence.js';
 import { firstPages, type FirstPages } from '../source/page-numbering.js';
 
 /** A page of members that was found (a group gone is the caller's to decide). */
@@ -29,12 +30,18 @@ export interface PagingLearned {
   fromOne: boolean;
   /** The largest page a listing was served (ListingEnd's servedElsewhere). */
   largestServed: number;
+  /** The figures a listing showed to count a whole group (ListingEnd's wholeElsewhere). */
+  whole: WholeFigures;
 }
 
-export const NOTHING_LEARNED: PagingLearned = { fromOne: false, largestServed: 0 };
+export const NOTHING_LEARNED: PagingLearned = { fromOne: false, largestServed: 0, whole: NO_WHOLE_FIGURES };
 
 export function mergeLearned(a: PagingLearned, b: PagingLearned): PagingLearned {
-  return { fromOne: a.fromOne || b.fromOne, largestServed: Math.max(a.largestServed, b.largestServed) };
+  return {
+    fromOne: a.fromOne || b.fromOne,
+    largestServed: Math.max(a.largestServed, b.largestServed),
+    whole: { total: a.whole.total || b.whole.total, pages: a.whole.pages || b.whole.pages },
+  };
 }
 
 /** A group's first page refused (HTTP 400 or 422) at a page size above the documented default. */
@@ -92,7 +99,7 @@ export async function membersFirstPages(
  * the end with the last page answers pages 0 and 1 of a one-page group alike, and its page 2
  * repeats them; believed, every larger group of the run lost its page 0.
  */
-export function learnedFromListing(seen: { pageZero: MemberFirstPages['pageZero']; secondDiffers: boolean; largestPage: number }): PagingLearned {
+export function learnedFromListing(seen: { pageZero: MemberFirstPages['pageZero']; secondDiffers: boolean; largestPage: number; whole: WholeFigures }): PagingLearned {
   const firstFromOne = seen.pageZero === 'empty' || seen.pageZero === 'same';
-  return { fromOne: seen.pageZero === 'refused' || (firstFromOne && seen.secondDiffers), largestServed: seen.largestPage };
+  return { fromOne: seen.pageZero === 'refused' || (firstFromOne && seen.secondDiffers), largestServed: seen.largestPage, whole: seen.whole };
 }

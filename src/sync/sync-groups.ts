@@ -105,7 +105,7 @@ async function listMembers(
   const members: NewGroupMemberRow[] = [];
   const rejects: NewRejectedRow[] = [];
   const perPage = deps.paging.perPage;
-  const end = new ListingEnd(perPage, `List Group Members of ${guid}`, 'members', deps.known.largestServed);
+  const end = new ListingEnd(perPage, `List Group Members of ${guid}`, 'members', deps.known.largestServed, deps.known.whole);
   const seen = new DistinctIds();
   let previous: string[] | undefined;
   let askedAgain = false;
@@ -233,7 +233,7 @@ async function listMembers(
   if (end.minTotal === undefined && entriesListed > seen.count) {
     throw new ListingError(`List Group Members of ${guid} listed ${entriesListed - seen.count} member(s) twice and reports no total, so pages may overlap and skip members`);
   }
-  const learned = mergeLearned(deps.known, learnedFromListing({ pageZero: first.pageZero, secondDiffers, largestPage: end.largestPage }));
+  const learned = mergeLearned(deps.known, learnedFromListing({ pageZero: first.pageZero, secondDiffers, largestPage: end.largestPage, whole: end.provedWhole(seen.count) }));
   return { members, rejects, pages, learned, ...(firstTotal !== lastTotal ? { moved: `${firstTotal} → ${lastTotal}` } : {}) };
 }
 

@@ -299,6 +299,26 @@ describe('group members: exact, or the group is loud and keeps what was stored',
     },
   );
 
+  it('a page size that varies by group and a total that never moves: a short first page is not believed on a larger page elsewhere, exact, ok', async () => {
+    // `total: 10` on every page of every group, the first group (in the sync's order) served whole
+    // on one page of 40, the later ones capped at 10 of their 25. Believed because another group got
+    // a larger page, each later group's first page "agreed" with its total: 10 of 25 stored, ok.
+    const service = await FakeCallsService.start({ seed: 86, calls: 150, ongoing: 0, groups: 8, members: { total: 10, laterGroupsCap: 10 } });
+    try {
+      const guids = [...service.members.keys()].sort();
+      service.members.clear();
+      // The fake caps every group but the first it holds: the first in the sync's order.
+      guids.forEach((guid, i) => service.members.set(guid, Array.from({ length: i === 0 ? 40 : 25 }, (_, j) => `${guid}-m-${j}`)));
+      const database = join(tmp.dir, 'members-constant-total.db');
+      const result = (await syncWith(settingsAt(service.baseUrls('app1'), database, SETTINGS))).results[0]!;
+      expect(result.status, result.error).toBe('ok');
+      const stored = await withStore(database, ({ db }) => db.selectFrom('group_members').select(['guid', 'uid']).execute());
+      expect(stored.length).toBe(40 + 25 * (guids.length - 1));
+    } finally {
+      await service.close();
+    }
+  });
+
   it('honest pages from 1 with totals: after the first groups, one request per group that fits on a page', async () => {
     const service = await FakeCallsService.start({ seed: 85, calls: 300, ongoing: 0, groups: 12 });
     try {

@@ -66,18 +66,41 @@ describe('ListingEnd', () => {
     const single = new ListingEnd(100);
     expect(single.afterPage({ index: 0, count: 2, meta: { total: 2, totalPages: 1 }, repeatsPrevious: false }, 2).kind).toBe('next');
   });
-  it('ends on a short first page only when another listing of the run was served a larger page and the figures agree', () => {
+  it('ends on a short first page only when another listing of the run was served a larger page, proved such figures whole, and the figures agree', () => {
     const page = (count: number, meta: { total?: number; totalPages?: number }) => ({ index: 0, count, meta, repeatsPrevious: false });
-    expect(new ListingEnd(1000, 'm', 'members', 500).afterPage(page(20, { total: 20, totalPages: 1 }), 20).kind).toBe('end');
-    expect(new ListingEnd(1000, 'm', 'members', 500).afterPage(page(20, { totalPages: 1 }), 20).kind).toBe('end');
+    const both = { total: true, pages: true };
+    expect(new ListingEnd(1000, 'm', 'members', 500, both).afterPage(page(20, { total: 20, totalPages: 1 }), 20).kind).toBe('end');
+    expect(new ListingEnd(1000, 'm', 'members', 500, { total: false, pages: true }).afterPage(page(20, { totalPages: 1 }), 20).kind).toBe('end');
+    expect(new ListingEnd(1000, 'm', 'members', 500, { total: true, pages: false }).afterPage(page(20, { total: 20 }), 20).kind).toBe('end');
     // No larger page seen, or one only as large: the server may cap pages at this size.
-    expect(new ListingEnd(1000, 'm', 'members', 0).afterPage(page(20, { total: 20, totalPages: 1 }), 20).kind).toBe('next');
-    expect(new ListingEnd(1000, 'm', 'members', 20).afterPage(page(20, { total: 20, totalPages: 1 }), 20).kind).toBe('next');
+    expect(new ListingEnd(1000, 'm', 'members', 0, both).afterPage(page(20, { total: 20, totalPages: 1 }), 20).kind).toBe('next');
+    expect(new ListingEnd(1000, 'm', 'members', 20, both).afterPage(page(20, { total: 20, totalPages: 1 }), 20).kind).toBe('next');
+    // A figure of a kind no listing proved whole: it may count the page alone.
+    expect(new ListingEnd(1000, 'm', 'members', 500).afterPage(page(20, { total: 20, totalPages: 1 }), 20).kind).toBe('next');
+    expect(new ListingEnd(1000, 'm', 'members', 500, { total: true, pages: false }).afterPage(page(20, { total: 20, totalPages: 1 }), 20).kind).toBe('next');
+    expect(new ListingEnd(1000, 'm', 'members', 500, { total: false, pages: true }).afterPage(page(20, { total: 20, totalPages: 1 }), 20).kind).toBe('next');
     // Figures that say more follow, none at all, or a total below what the page lists.
-    expect(new ListingEnd(1000, 'm', 'members', 500).afterPage(page(20, { total: 48, totalPages: 1 }), 20).kind).toBe('next');
-    expect(new ListingEnd(1000, 'm', 'members', 500).afterPage(page(20, { totalPages: 5 }), 20).kind).toBe('next');
-    expect(new ListingEnd(1000, 'm', 'members', 500).afterPage(page(20, {}), 20).kind).toBe('next');
-    expect(new ListingEnd(1000, 'm', 'members', 500).afterPage(page(20, { total: 10 }), 20).kind).toBe('next');
+    expect(new ListingEnd(1000, 'm', 'members', 500, both).afterPage(page(20, { total: 48, totalPages: 1 }), 20).kind).toBe('next');
+    expect(new ListingEnd(1000, 'm', 'members', 500, both).afterPage(page(20, { totalPages: 5 }), 20).kind).toBe('next');
+    expect(new ListingEnd(1000, 'm', 'members', 500, both).afterPage(page(20, {}), 20).kind).toBe('next');
+    expect(new ListingEnd(1000, 'm', 'members', 500, both).afterPage(page(20, { total: 10 }), 20).kind).toBe('next');
+  });
+  it('proves a total whole only when it counted more than a page and the listing read that many; a page count only above 1 and read', () => {
+    const read = (pages: { count: number; total?: number; totalPages?: number }[]) => {
+      const e = new ListingEnd(10);
+      let distinct = 0;
+      pages.forEach((p, index) => {
+        distinct += p.count;
+        e.afterPage({ index, count: p.count, meta: { total: p.total, totalPages: p.totalPages }, repeatsPrevious: false }, distinct);
+      });
+      return e.provedWhole(distinct);
+    };
+    expect(read([{ count: 10, total: 25, totalPages: 3 }, { count: 10, total: 25, totalPages: 3 }, { count: 5, total: 25, totalPages: 3 }])).toEqual({ total: true, pages: true });
+    // Each page's own figures, or a constant that never exceeds a page: nothing proved.
+    expect(read([{ count: 10, total: 10, totalPages: 1 }, { count: 10, total: 10, totalPages: 1 }, { count: 5, total: 5, totalPages: 1 }])).toEqual({ total: false, pages: false });
+    expect(read([{ count: 8, total: 8, totalPages: 1 }])).toEqual({ total: false, pages: false });
+    // A total above the page that the listing never reached proves nothing either.
+    expect(read([{ count: 10, total: 40 }, { count: 5, total: 40 }])).toEqual({ total: false, pages: false });
   });
   it('measures short against what pages carry, not per_page', () => {
     const e = new ListingEnd(1000);
