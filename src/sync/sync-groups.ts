@@ -112,6 +112,12 @@ async function listMembers(
   let complete = false;
   let firstTotal: number | undefined;
   let lastTotal: number | undefined;
+  /**
+   * Every page with members said a total equal to its own row count: a server counting what it
+   * serves. Its totals say nothing about members moving (20 → 17 over pages of 20 and 17), so they
+   * are not compared, as when no total is reported (two equal readings decide).
+   */
+  let ownCounts = true;
   let pages = 0;
   /** The first page: its members and reported total (see the page-size check below). */
   let first0: { count: number; total: number | undefined } | undefined;
@@ -170,7 +176,10 @@ async function listMembers(
       const check = await chat.listGroupMembers(guid, page, served);
       if (check.found && !sameIds(entryIds(res.entries, 'uid'), entryIds(check.entries, 'uid'))) throw new PageSizeCapped(perPage, served);
     }
-    if (meta.total !== undefined) {
+    if (meta.total !== undefined && res.entries.length > 0 && meta.total !== res.entries.length) ownCounts = false;
+    // A zero on the empty page after members is no count (as in ListingEnd.afterEmpty): compared
+    // with the first page's, every group "moved" (40 → 0) on every reading.
+    if (meta.total !== undefined && !(res.entries.length === 0 && meta.total === 0 && firstTotal !== undefined)) {
       firstTotal ??= meta.total;
       lastTotal = meta.total;
     }
@@ -234,7 +243,7 @@ async function listMembers(
     throw new ListingError(`List Group Members of ${guid} listed ${entriesListed - seen.count} member(s) twice and reports no total, so pages may overlap and skip members`);
   }
   const learned = mergeLearned(deps.known, learnedFromListing({ pageZero: first.pageZero, secondDiffers, largestPage: end.largestPage, whole: end.provedWhole(seen.count) }));
-  return { members, rejects, pages, learned, ...(firstTotal !== lastTotal ? { moved: `${firstTotal} → ${lastTotal}` } : {}) };
+  return { members, rejects, pages, learned, ...(firstTotal !== lastTotal && !ownCounts ? { moved: `${firstTotal} → ${lastTotal}` } : {}) };
 }
 
 function sameMembers(a: ListedMembers, b: ListedMembers): boolean {

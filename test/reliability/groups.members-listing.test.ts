@@ -319,6 +319,14 @@ describe('group members: exact, or the group is loud and keeps what was stored',
     }
   });
 
+  it.each([['one page a group', 1000], ['pages of 20', 20]] as const)('figures that count each page alone (%s): taken for no total, not for members moving, exact, ok', async (_name, cap) => {
+    // total = the page's rows, total_pages 1, and total 0 on the empty page after the last: read as
+    // a count, it "moved" on every reading (40 → 0, 20 → 17) and every group stayed partial on every run.
+    const { result, missing, extra } = await run(23, { groups: 6, members: { total: 'page', cap } });
+    expect(result.status, result.error).toBe('ok');
+    expect({ missing, extra }).toEqual({ missing: [], extra: [] });
+  });
+
   it('honest pages from 1 with totals: after the first groups, one request per group that fits on a page', async () => {
     const service = await FakeCallsService.start({ seed: 85, calls: 300, ongoing: 0, groups: 12 });
     try {

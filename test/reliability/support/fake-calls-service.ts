@@ -84,8 +84,11 @@ export interface FakeOptions {
   groups?: number;
   /** List Group Members: largest page served, the per_page echoed and the total stated. */
   members?: {
-    /** `omit`: no total field (total_pages stays, from the real count). */
-    cap?: number; perPage?: 'real' | 'requested'; total?: 'real' | 'omit' | number;
+    /**
+     * `omit`: no total field (total_pages stays, from the real count). `page`: each page's own
+     * figures (total its row count, total_pages 1), as a server counting what it serves would.
+     */
+    cap?: number; perPage?: 'real' | 'requested'; total?: 'real' | 'omit' | 'page' | number;
     /** Every page answers the first (a server paging by cursor only). */
     ignorePage?: boolean;
     /** Before page 2 is served, the group's first member leaves, this many times in all. */
@@ -506,8 +509,8 @@ export class FakeCallsService {
         if (m.numericUids) return { uid: Number(uid), name: uid, scope: 'participant', joinedAt: new Date(1700000000 * 1000).toISOString() };
         return { uid, name: uid, scope: 'participant', joinedAt: 1700000000 };
       });
-      const total = (m.total === undefined || m.total === 'real' || m.total === 'omit' ? all.length : m.total) + (m.jitterTotal && page > 1 ? ++this.#jitter : 0);
-      const pagination = { total, count: data.length, per_page: m.perPage === 'requested' ? requested : size, current_page: page + base - 1, total_pages: Math.max(1, Math.ceil(total / step)) };
+      const total = (m.total === 'page' ? data.length : m.total === undefined || m.total === 'real' || m.total === 'omit' ? all.length : m.total) + (m.jitterTotal && page > 1 ? ++this.#jitter : 0);
+      const pagination = { total, count: data.length, per_page: m.perPage === 'requested' ? requested : size, current_page: page + base - 1, total_pages: m.total === 'page' ? 1 : Math.max(1, Math.ceil(total / step)) };
       if (m.total === 'omit') delete (pagination as Partial<typeof pagination>).total;
       if (m.currentPage === 'omit') delete (pagination as Partial<typeof pagination>).current_page;
       return json(200, { data, meta: { pagination } });
