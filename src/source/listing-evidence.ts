@@ -232,9 +232,14 @@ export class ListingEnd {
     };
   }
 
-  /** Whether each figure this listing reported is of a kind another listing proved whole. */
+  /**
+   * Whether this listing reported a total, and each figure it reported is of a kind another listing
+   * proved whole. A page count alone is not enough: servers compute it from the perPage asked, so a
+   * group capped at 10 of its 25 says `total_pages: 1` beside a perPage of 1000 (a hostile fake:
+   * 10 of 25 stored for every later group, ok).
+   */
   #figuresProvedElsewhere(): boolean {
-    return (this.#minTotal === undefined || this.wholeElsewhere.total) && (this.#lastTotalPages === undefined || this.wholeElsewhere.pages);
+    return this.#minTotal !== undefined && this.wholeElsewhere.total && (this.#lastTotalPages === undefined || this.wholeElsewhere.pages);
   }
 
   /** The smallest `total` reported in this listing (totals grow as calls arrive and fall as they go). */

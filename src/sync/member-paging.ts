@@ -28,17 +28,24 @@ export interface MembersPaging {
 export interface PagingLearned {
   /** Pages are numbered from 1: page 1 is asked first (see membersFirstPages). */
   fromOne: boolean;
+  /** Groups whose page 0 was refused (at most two kept): two of them prove pages count from 1 (learnedFromListing). */
+  zeroRefusedBy: readonly string[];
   /** The largest page a listing was served (ListingEnd's servedElsewhere). */
   largestServed: number;
   /** The figures a listing showed to count a whole group (ListingEnd's wholeElsewhere). */
   whole: WholeFigures;
 }
 
-export const NOTHING_LEARNED: PagingLearned = { fromOne: false, largestServed: 0, whole: NO_WHOLE_FIGURES };
+export const NOTHING_LEARNED: PagingLearned = { fromOne: false, zeroRefusedBy: [], largestServed: 0, whole: NO_WHOLE_FIGURES };
+
+/** Refusals of page 0 by this many groups prove pages count from 1. */
+const REFUSALS_TO_PROVE = 2;
 
 export function mergeLearned(a: PagingLearned, b: PagingLearned): PagingLearned {
+  const zeroRefusedBy = [...new Set([...a.zeroRefusedBy, ...b.zeroRefusedBy])].slice(0, REFUSALS_TO_PROVE);
   return {
-    fromOne: a.fromOne || b.fromOne,
+    fromOne: a.fromOne || b.fromOne || zeroRefusedBy.length >= REFUSALS_TO_PROVE,
+    zeroRefusedBy,
     largestServed: Math.max(a.largestServed, b.largestServed),
     whole: { total: a.whole.total || b.whole.total, pages: a.whole.pages || b.whole.pages },
   };
@@ -93,13 +100,20 @@ export async function membersFirstPages(
 
 /**
  * What a group's listing, read to its end, proves for the rest of the run. Pages count from 1 when
- * page 0 was refused, or was empty or page 1 again beside a page 1 with members and a second page
- * that did not repeat the first (`secondDiffers`: a second page is read only after a first with
- * members). Not from one group alone otherwise: a server counting from 0 that answers a page past
- * the end with the last page answers pages 0 and 1 of a one-page group alike, and its page 2
- * repeats them; believed, every larger group of the run lost its page 0.
+ * page 0 was empty or page 1 again beside a page 1 with members and a second page that did not
+ * repeat the first (`secondDiffers`: a second page is read only after a first with members), or
+ * when page 0 was refused for two groups (merged in mergeLearned). Not from one group alone
+ * otherwise: a server counting from 0 that answers a page past the end with the last page answers
+ * pages 0 and 1 of a one-page group alike, and its page 2 repeats them; and one 404 from a proxy on
+ * a page 0 is a refusal too. Believed, every larger group of the run lost its page 0 (hostile
+ * fakes: 500 members lost to one such 404, ok).
  */
-export function learnedFromListing(seen: { pageZero: MemberFirstPages['pageZero']; secondDiffers: boolean; largestPage: number; whole: WholeFigures }): PagingLearned {
+export function learnedFromListing(seen: { guid: string; pageZero: MemberFirstPages['pageZero']; secondDiffers: boolean; largestPage: number; whole: WholeFigures }): PagingLearned {
   const firstFromOne = seen.pageZero === 'empty' || seen.pageZero === 'same';
-  return { fromOne: seen.pageZero === 'refused' || (firstFromOne && seen.secondDiffers), largestServed: seen.largestPage, whole: seen.whole };
+  return mergeLearned(NOTHING_LEARNED, {
+    fromOne: firstFromOne && seen.secondDiffers,
+    zeroRefusedBy: seen.pageZero === 'refused' ? [seen.guid] : [],
+    largestServed: seen.largestPage,
+    whole: seen.whole,
+  });
 }

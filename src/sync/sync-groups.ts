@@ -170,11 +170,19 @@ async function listMembers(
     // A capped first page: the second, asked again at the size served, must be exactly the same
     // (servedSizeToCheck; see CallListing: offsets stepping by perPage lost 150 of 250 members, ok,
     // with the published `total: 0`).
-    const served = index === 1 && !sizeChecked ? servedSizeToCheck(first0, perPage) : undefined;
+    // A total equal to the first page's count says that page is the whole group only once the run
+    // has seen this server's totals count more than a page (PagingLearned.whole): a server stating
+    // each page's own count (20 of 45 a page, offsets stepping by the 1000 asked) skipped the check,
+    // 20 of 45 stored, ok (a hostile fake).
+    const served = index === 1 && !sizeChecked ? servedSizeToCheck(first0 && (deps.known.whole.total ? first0 : { count: first0.count, total: undefined }), perPage) : undefined;
     if (served !== undefined) {
       sizeChecked = true;
-      const check = await chat.listGroupMembers(guid, page, served);
-      if (check.found && !sameIds(entryIds(res.entries, 'uid'), entryIds(check.entries, 'uid'))) throw new PageSizeCapped(perPage, served);
+      let check = await chat.listGroupMembers(guid, page, served);
+      // Not found, once, is asked again as any page is (listPage): taken for a check passed, one
+      // such answer let offsets stepping by perPage through (a hostile fake: 20 of 45 stored, ok).
+      if (!check.found) check = await chat.listGroupMembers(guid, page, served);
+      if (!check.found) throw new ListingError(`List Group Members of ${guid} answered ERR_GUID_NOT_FOUND for page ${page} at perPage=${served} while its other pages show the group`);
+      if (!sameIds(entryIds(res.entries, 'uid'), entryIds(check.entries, 'uid'))) throw new PageSizeCapped(perPage, served);
     }
     if (meta.total !== undefined && res.entries.length > 0 && meta.total !== res.entries.length) ownCounts = false;
     // A zero on the empty page after members is no count (as in ListingEnd.afterEmpty): compared
@@ -242,7 +250,7 @@ async function listMembers(
   if (end.minTotal === undefined && entriesListed > seen.count) {
     throw new ListingError(`List Group Members of ${guid} listed ${entriesListed - seen.count} member(s) twice and reports no total, so pages may overlap and skip members`);
   }
-  const learned = mergeLearned(deps.known, learnedFromListing({ pageZero: first.pageZero, secondDiffers, largestPage: end.largestPage, whole: end.provedWhole(seen.count) }));
+  const learned = mergeLearned(deps.known, learnedFromListing({ guid, pageZero: first.pageZero, secondDiffers, largestPage: end.largestPage, whole: end.provedWhole(seen.count) }));
   return { members, rejects, pages, learned, ...(firstTotal !== lastTotal && !ownCounts ? { moved: `${firstTotal} → ${lastTotal}` } : {}) };
 }
 
