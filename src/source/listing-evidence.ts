@@ -11,6 +11,7 @@ import type { Pagination } from './schemas.js';
 
 export { ORDER_KEYS, OrderObserver, type EntryTimes, type ListingOrder, type OrderKey } from './listing-order.js';
 import type { EntryTimes } from './listing-order.js';
+import { NO_WHOLE_FIGURES, type WholeFigures } from './whole-figures.js';
 
 /** A usable time: a positive number (or numeric string) of unix seconds or milliseconds; else null. */
 export function timeValue(v: unknown): number | null {
@@ -161,18 +162,6 @@ export type EndDecision =
   | { kind: 'broken'; why: string };
 
 /**
- * Which of a service's figures a listing of this run showed to count a whole listing, not a page:
- * a `total` above a page's own count, or a `total_pages` above 1, that the listing then read in
- * full. A short first page is believed by its figures only then (see ListingEnd).
- */
-export interface WholeFigures {
-  total: boolean;
-  pages: boolean;
-}
-
-export const NO_WHOLE_FIGURES: WholeFigures = { total: false, pages: false };
-
-/**
  * The end-of-listing rules (issue 11): trust no single field.
  * - A full page never ends the listing (a total_pages that understates would lose the rest).
  * - A short page ends it only when every reported figure agrees (the distinct calls seen reach
@@ -209,14 +198,15 @@ export class ListingEnd {
   /**
    * `what`: the listing as messages name it; `noun`: what its entries are. `servedElsewhere`: the
    * largest page the same endpoint served to another listing of this run (0: none known);
-   * `wholeElsewhere`: which figures another listing of this run proved whole (provedWhole).
+   * `wholeElsewhere`: which figures other listings of this run proved whole (provedWhole), for a
+   * listing that learns from others (members); undefined for one that does not (List Calls).
    */
   constructor(
     private readonly requestedSize: number,
     private readonly what = 'List Calls',
     private readonly noun = 'calls',
     private readonly servedElsewhere = 0,
-    private readonly wholeElsewhere: WholeFigures = NO_WHOLE_FIGURES,
+    private readonly wholeElsewhere?: WholeFigures,
   ) {}
 
   /**
@@ -239,7 +229,8 @@ export class ListingEnd {
    * 10 of 25 stored for every later group, ok).
    */
   #figuresProvedElsewhere(): boolean {
-    return this.#minTotal !== undefined && this.wholeElsewhere.total && (this.#lastTotalPages === undefined || this.wholeElsewhere.pages);
+    const whole = this.wholeElsewhere ?? NO_WHOLE_FIGURES;
+    return this.#minTotal !== undefined && whole.total && (this.#lastTotalPages === undefined || whole.pages);
   }
 
   /** The smallest `total` reported in this listing (totals grow as calls arrive and fall as they go). */
@@ -315,7 +306,12 @@ export class ListingEnd {
     const pagesRead = page.index + 1;
     this.#pagesReached = Math.max(this.#pagesReached, pagesRead);
     if (page.repeatsPrevious) {
-      if (this.#pastReportedEnd(pagesRead, distinct)) return { kind: 'end', why: `page ${pagesRead} lies past the reported end and repeats the previous page` };
+      // For a listing told what others proved (members): not a full page, unless its figures were
+      // proved whole elsewhere. A server paging by cursor alone answers every page with the first,
+      // and figures describing that answer (total = its count, total_pages 1) put the repeat "past
+      // the end": 1,000 of 1,500 members stored, ok (a hostile fake). List Calls keeps the rule.
+      const believed = this.wholeElsewhere === undefined || page.count < this.requestedSize || this.#figuresProvedElsewhere();
+      if (this.#pastReportedEnd(pagesRead, distinct) && believed) return { kind: 'end', why: `page ${pagesRead} lies past the reported end and repeats the previous page` };
       return {
         kind: 'broken',
         why: `${this.what} page ${pagesRead} repeats the previous page exactly${this.#minTotal === undefined && this.#lastTotalPages === undefined ? ' and the service reports no total' : ' before the reported end'}; the service's paging cannot be followed, so the listing cannot be proved complete`,
@@ -342,6 +338,15 @@ export class ListingEnd {
       return { kind: 'end', why: 'a short first page where the reported figures agree, and a larger page served to another listing' };
     }
     return { kind: 'next' };
+  }
+
+  /**
+   * Whether the listing, `distinct` entries so far, ends before the page about to be read: the last
+   * page read was short, a total was reported, and every reported figure agrees (a page count
+   * alone may be the perPage asked's).
+   */
+  endsBeforeHere(distinct: number): boolean {
+    return this.#previousShort && this.#minTotal !== undefined && this.#figuresAgree(this.#pagesReached, distinct) && !this.#understated(distinct);
   }
 
   /** Decides after an empty page at `index` (a recheck is the caller's: ask again, then look one further). */

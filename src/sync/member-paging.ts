@@ -1,6 +1,8 @@
 import type { ChatApi, MembersPage } from '../source/chat-api.js';
 import { ApiError } from '../source/errors.js';
-import { NO_WHOLE_FIGURES, type WholeFigures } from '../source/listing-evidence.js';
+import { entryIds, pageMeta, sameIds } from '../source/listing-evidence.js';
+import { ListingError } from '../source/listing-problem.js';
+import { NO_WHOLE_FIGURES, type WholeFigures } from '../source/whole-figures.js';
 import { firstPages, type FirstPages } from '../source/page-numbering.js';
 
 /** A page of members that was found (a group gone is the caller's to decide). */
@@ -63,6 +65,51 @@ export class PageSizeCapped extends Error {
   constructor(readonly perPage: number, readonly served: number) {
     super(`List Group Members served pages of ${served} for perPage=${perPage} with offsets stepping by ${perPage}`);
   }
+}
+
+/**
+ * The page-size check (servedSizeToCheck): a group's second page, `page`, asked again at the size
+ * its first page was served. It must list what the second page listed (else PageSizeCapped: offsets
+ * step by the perPage asked). Not found once is asked again, as any page is: taken for a check
+ * passed, one such answer let those offsets through (a hostile fake: 20 of 45 stored, ok). And an
+ * answer that repeats the first page while its own figures put that page inside the group is a
+ * server ignoring `page` (paging by cursor alone), whose pages cannot be followed: capped at 100
+ * with total_pages from the perPage asked, its second page repeated the first "past the end", 100
+ * of 250 stored, ok (a hostile fake).
+ */
+export async function checkServedSize(
+  chat: ChatApi,
+  guid: string,
+  read: { page: number; perPage: number; served: number; entries: readonly unknown[]; first: readonly string[] | undefined },
+): Promise<void> {
+  const ask = async (): Promise<MembersPage> => {
+    try {
+      return await chat.listGroupMembers(guid, read.page, read.served);
+    } catch (err) {
+      // Past the end at this size too, as the page read at perPage was (see invalidPage).
+      if (invalidPage(err) && read.entries.length === 0) return { found: true, entries: [], pagination: undefined };
+      throw err;
+    }
+  };
+  let check = await ask();
+  if (!check.found) check = await ask();
+  const at = `page ${read.page} at perPage=${read.served}`;
+  if (!check.found) throw new ListingError(`List Group Members of ${guid} answered ERR_GUID_NOT_FOUND for ${at} while its other pages show the group`);
+  const ids = entryIds(check.entries, 'uid');
+  if (!sameIds(entryIds(read.entries, 'uid'), ids)) throw new PageSizeCapped(read.perPage, read.served);
+  const meta = pageMeta(check.pagination, check.entries.length);
+  const inside = (meta.totalPages !== undefined && meta.totalPages > 1) || (meta.total !== undefined && meta.total > read.served);
+  if (inside && ids.length > 0 && sameIds(read.first, ids)) {
+    throw new ListingError(`List Group Members of ${guid} answered ${at} with its first page again, where its figures say more follow; the service's paging cannot be followed, so the listing cannot be proved complete`);
+  }
+}
+
+/**
+ * A page refused as a page (HTTP 400, 404 or 422 without the service's group-gone code; the key's
+ * refusals are `auth`): Django REST framework's paging answers a page past the last so.
+ */
+export function invalidPage(err: unknown): boolean {
+  return err instanceof ApiError && (err.kind === 'client' || err.kind === 'not_found') && (err.status === 400 || err.status === 404 || err.status === 422);
 }
 
 function refusesPageSize(err: unknown): err is ApiError {

@@ -10,6 +10,8 @@ import { insertRejected } from '../store/runs-repo.js';
 import type { Database, NewGroupMemberRow, NewRejectedRow } from '../store/schema.js';
 import { rejectedRow } from '../transform/rejected-row.js';
 import {
+  checkServedSize,
+  invalidPage,
   FALLBACK_MEMBERS_PER_PAGE,
   type FoundPage,
   learnedFromListing,
@@ -157,6 +159,10 @@ async function listMembers(
     try {
       return await listPage(page);
     } catch (err) {
+      // A page past the last refused (404 or 400 "Invalid page.", as Django REST framework's
+      // paging answers) after a short page whose figures agree: the end. It failed every group on
+      // every run (a hostile fake); anywhere else it still fails the group.
+      if (invalidPage(err) && end.endsBeforeHere(seen.count)) return { found: true, entries: [], pagination: undefined };
       if (!(err instanceof GroupGone) || !(await chat.listGroupMembers(guid, first.base, perPage)).found) throw err;
       throw new ListingError(`List Group Members of ${guid} answered ERR_GUID_NOT_FOUND on page ${page} while its first page still shows the group`);
     }
@@ -177,12 +183,7 @@ async function listMembers(
     const served = index === 1 && !sizeChecked ? servedSizeToCheck(first0 && (deps.known.whole.total ? first0 : { count: first0.count, total: undefined }), perPage) : undefined;
     if (served !== undefined) {
       sizeChecked = true;
-      let check = await chat.listGroupMembers(guid, page, served);
-      // Not found, once, is asked again as any page is (listPage): taken for a check passed, one
-      // such answer let offsets stepping by perPage through (a hostile fake: 20 of 45 stored, ok).
-      if (!check.found) check = await chat.listGroupMembers(guid, page, served);
-      if (!check.found) throw new ListingError(`List Group Members of ${guid} answered ERR_GUID_NOT_FOUND for page ${page} at perPage=${served} while its other pages show the group`);
-      if (!sameIds(entryIds(res.entries, 'uid'), entryIds(check.entries, 'uid'))) throw new PageSizeCapped(perPage, served);
+      await checkServedSize(chat, guid, { page, perPage, served, entries: res.entries, first: previous });
     }
     if (meta.total !== undefined && res.entries.length > 0 && meta.total !== res.entries.length) ownCounts = false;
     // A zero on the empty page after members is no count (as in ListingEnd.afterEmpty): compared

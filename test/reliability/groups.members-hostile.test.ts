@@ -6,7 +6,8 @@ import { settingsAt } from './support/matrix.js';
 import { relay, startProxy, viaProxy, type Reply } from './support/servers.js';
 
 /**
- * List Group Members servers a hostile probe (session 28, helper-58) found `ok` with members missing,
+ * List Group Members servers hostile probes (session 28, helpers 58 and 59) found `ok` with members missing
+ * (or, for Django REST framework's "Invalid page.", partial on every run),
  * each answering the members endpoint its own way in front of the fake (which answers the rest):
  * the database against the members the server held throughout, from the user's side.
  */
@@ -101,6 +102,45 @@ describe('group members from hostile servers: exact, or partial, never ok with m
       const size = Math.min(perPage, 100);
       const data = all.slice(p * size, p * size + size).map(member);
       return page(data, { count: data.length, per_page: size, current_page: p });
+    });
+    expect(r.result.status, r.result.error).toBe('ok');
+    expect({ missing: r.missing, extra: r.extra }).toEqual({ missing: 0, extra: 0 });
+  });
+  it.each([
+    ['a total and a page count of the answer itself', (n: number) => ({ total: n, count: n, current_page: 1, total_pages: 1 })],
+    ['a page count of the answer itself', (n: number) => ({ count: n, current_page: 1, total_pages: 1 })],
+  ] as const)('paging by cursor only (page ignored), full pages, %s: the repeated full page is no end, partial, nothing half-stored', async (_name, figures) => {
+    // Every request answers the first 1,000 of 1,500 members. Page 2 repeats page 1 "past the
+    // reported end" of figures that describe the answer alone: taken for the end, 1,000 of 1,500
+    // stored per group, ok.
+    const r = await sync('cursor-only-full', { groups: 3 }, () => 1500, ({ perPage, all }) => {
+      const data = all.slice(0, Math.min(perPage, 1000)).map(member);
+      return page(data, { ...figures(data.length), per_page: perPage });
+    });
+    expect(r.result.status).toBe('partial');
+    expect(r.result.error).toMatch(/page 2 repeats the previous page/);
+    expect(r.result.membersSynced).toBe(0);
+  });
+
+  it('paging by cursor only, capped at 100, page count from the perPage asked: the check at the served size holds its own page count, partial', async () => {
+    // Page 1 at perPage 1000: 100 members, total_pages 1; page 2 repeats it. The check (page 2 at
+    // perPage 100) answers page 1 again beside total_pages 3: 100 of 250 stored per group, ok.
+    const r = await sync('cursor-only-capped', { groups: 3 }, () => 250, ({ perPage, all }) => {
+      const data = all.slice(0, Math.min(perPage, 100)).map(member);
+      return page(data, { count: data.length, per_page: perPage, current_page: 1, total_pages: Math.max(1, Math.ceil(all.length / perPage)) });
+    });
+    expect(r.result.status).toBe('partial');
+    expect(r.result.membersSynced).toBe(0);
+  });
+
+  it.each([404, 400] as const)('honest pages whose page past the last answers %i "Invalid page." (Django REST framework): the end of a short page whose total agrees, exact, ok', async (status) => {
+    // Partial on every run before: a short first page is not believed alone, and the page after it
+    // failed the group.
+    const r = await sync(`invalid-page-${status}`, { groups: 6 }, (i) => 30 + i * 7, ({ page: p, perPage, all }) => {
+      const last = Math.max(1, Math.ceil(all.length / perPage));
+      if (p < 1 || p > last) return { status, body: JSON.stringify({ detail: 'Invalid page.' }) };
+      const data = all.slice((p - 1) * perPage, p * perPage).map(member);
+      return page(data, { total: all.length, count: data.length, per_page: perPage, current_page: p, total_pages: last });
     });
     expect(r.result.status, r.result.error).toBe('ok');
     expect({ missing: r.missing, extra: r.extra }).toEqual({ missing: 0, extra: 0 });
