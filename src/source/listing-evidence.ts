@@ -12,6 +12,7 @@ import type { Pagination } from './schemas.js';
 export { ORDER_KEYS, OrderObserver, type EntryTimes, type ListingOrder, type OrderKey } from './listing-order.js';
 import type { EntryTimes } from './listing-order.js';
 import { NO_WHOLE_FIGURES, type WholeFigures } from './whole-figures.js';
+export { DistinctIds } from './distinct-ids.js';
 
 /** A usable time: a positive number (or numeric string) of unix seconds or milliseconds; else null. */
 export function timeValue(v: unknown): number | null {
@@ -23,68 +24,6 @@ export function timeValue(v: unknown): number | null {
 export function entryTimes(raw: unknown): EntryTimes {
   const r = raw && typeof raw === 'object' ? (raw as Record<string, unknown>) : {};
   return { startedAt: timeValue(r.startedAt), initiatedAt: timeValue(r.initiatedAt), endedAt: timeValue(r.endedAt) };
-}
-
-/** Bits of a hash kept per id: collisions among a million ids are ~5e-5 likely (each undercounts by one). Never 0 (an empty slot). */
-function hash53(id: string): number {
-  // Two FNV-1a passes with different offsets: 21 + 32 bits.
-  let a = 0x811c9dc5;
-  let b = 0x01000193 ^ 0x5bd1e995;
-  for (let i = 0; i < id.length; i++) {
-    const c = id.charCodeAt(i);
-    a = Math.imul(a ^ c, 0x01000193);
-    b = Math.imul(b ^ c, 0x01000193 + 0x2000);
-  }
-  return ((a >>> 11) * 0x100000000 + (b >>> 0)) || 1;
-}
-
-/** The slot holding hash `h` in an open-addressed table (linear probing), or the empty slot where it goes. */
-function slotOf(slots: Float64Array, h: number): number {
-  const mask = slots.length - 1;
-  let i = (h % 0x100000000) & mask;
-  while (slots[i] !== 0 && slots[i] !== h) i = (i + 1) & mask;
-  return i;
-}
-
-/**
- * Counts distinct ids exactly enough to prove a listing complete, in 16 bytes per id (a Set of the
- * ids themselves would hold ~100 MB at a million calls): an open-addressing hash set of 53-bit
- * hashes in a typed array, grown at half load.
- */
-export class DistinctIds {
-  #slots = new Float64Array(1 << 12);
-  #size = 0;
-
-  /** Records `id`; true when it was not seen before. */
-  add(id: string): boolean {
-    if (this.#size * 2 >= this.#slots.length) this.#grow();
-    if (!this.#insert(this.#slots, hash53(id))) return false;
-    this.#size++;
-    return true;
-  }
-
-  get count(): number {
-    return this.#size;
-  }
-
-  /** Whether `id` was recorded (by its 53-bit hash: a collision can only answer yes). */
-  has(id: string): boolean {
-    const h = hash53(id);
-    return this.#slots[slotOf(this.#slots, h)] === h;
-  }
-
-  #insert(slots: Float64Array, h: number): boolean {
-    const i = slotOf(slots, h);
-    if (slots[i] === h) return false;
-    slots[i] = h;
-    return true;
-  }
-
-  #grow(): void {
-    const old = this.#slots;
-    this.#slots = new Float64Array(old.length * 2);
-    for (const v of old) if (v !== 0) this.#insert(this.#slots, v);
-  }
 }
 
 /** What the service's pagination said on one page (undefined fields were absent or unusable). */
@@ -299,6 +238,14 @@ export class ListingEnd {
     return (pages !== undefined && pagesRead > pages) || (total !== undefined && distinct >= total && pagesRead > 1);
   }
 
+  /** #pastReportedEnd by figures shown to count more than a page: a page count above 1, or a total above a page's count. */
+  #pastProvedEnd(pagesRead: number, distinct: number): boolean {
+    const total = this.#understated(distinct) ? undefined : this.#minTotal;
+    const pages = this.#lastTotalPages;
+    const totalProved = this.#totalAbovePage || (this.wholeElsewhere?.total ?? false);
+    return (pages !== undefined && pages > 1 && pagesRead > pages) || (totalProved && total !== undefined && distinct >= total && pagesRead > 1);
+  }
+
   /** Decides after a non-empty page; `distinct` counts this page's ids too. */
   afterPage(page: PageFacts, distinct: number): EndDecision {
     this.#note(page.meta);
@@ -306,12 +253,12 @@ export class ListingEnd {
     const pagesRead = page.index + 1;
     this.#pagesReached = Math.max(this.#pagesReached, pagesRead);
     if (page.repeatsPrevious) {
-      // For a listing told what others proved (members): not a full page, unless its figures were
-      // proved whole elsewhere. A server paging by cursor alone answers every page with the first,
+      // A full page only by a figure shown to count more than a page (here or, for members,
+      // elsewhere in the run). A server paging by cursor alone answers every page with the first,
       // and figures describing that answer (total = its count, total_pages 1) put the repeat "past
-      // the end": 1,000 of 1,500 members stored, ok (a hostile fake). List Calls keeps the rule.
-      const believed = this.wholeElsewhere === undefined || page.count < this.requestedSize || this.#figuresProvedElsewhere();
-      if (this.#pastReportedEnd(pagesRead, distinct) && believed) return { kind: 'end', why: `page ${pagesRead} lies past the reported end and repeats the previous page` };
+      // the end": 50 of 130 calls, 1,000 of 1,500 members stored, ok (hostile fakes).
+      const past = page.count < this.requestedSize ? this.#pastReportedEnd(pagesRead, distinct) : this.#pastProvedEnd(pagesRead, distinct);
+      if (past) return { kind: 'end', why: `page ${pagesRead} lies past the reported end and repeats the previous page` };
       return {
         kind: 'broken',
         why: `${this.what} page ${pagesRead} repeats the previous page exactly${this.#minTotal === undefined && this.#lastTotalPages === undefined ? ' and the service reports no total' : ' before the reported end'}; the service's paging cannot be followed, so the listing cannot be proved complete`,

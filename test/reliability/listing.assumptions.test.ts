@@ -95,6 +95,10 @@ const CASES: Case[] = [
   },
   { name: 'total one lower on every page (real on the last)', fake: { total: 'decreasing' }, expect: 'strong' },
   { name: 'every page answers page 1, no meta (139 calls)', fake: { ignorePage: true, meta: 'none' }, expect: 'never-ok' },
+  // Paging by cursor alone with figures describing the answer itself: page 2 repeated a full page
+  // "past the reported end", 50 of 139 stored, ok (a hostile-fake probe, session 28).
+  { name: 'every page answers page 1, total 50 and total_pages 1 (the answer\'s own)', fake: { ignorePage: true, total: 50, totalPages: 1 }, expect: 'never-ok' },
+  { name: 'every page answers page 1, total_pages 1 alone', fake: { ignorePage: true, total: 'absent', totalPages: 1 }, expect: 'never-ok' },
   // Offsets one short from page 2 on: it begins with page 1's last call and never shows the one
   // that belongs there, the same on every read (a hostile-fake probe, round 6: 119 of 120, ok).
   { name: 'page 2 begins with page 1\'s last call, a call skipped, no total', fake: { overlapAt: 1, total: 'absent' }, expect: 'rule' },
