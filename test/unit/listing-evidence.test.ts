@@ -103,6 +103,25 @@ describe('ListingEnd', () => {
     // A total above the page that the listing never reached proves nothing either.
     expect(read([{ count: 10, total: 40 }, { count: 5, total: 40 }])).toEqual({ total: false, pages: false });
   });
+  it('ends on a full page repeated past the reported end only by a figure shown to count more than a page', () => {
+    const read = (pages: { count: number; total?: number; totalPages?: number; repeats?: boolean }[], end = new ListingEnd(50)) => {
+      let distinct = 0;
+      return pages.map((p, index) => {
+        if (!p.repeats) distinct += p.count;
+        return end.afterPage({ index, count: p.count, meta: { total: p.total, totalPages: p.totalPages }, repeatsPrevious: p.repeats === true }, distinct).kind;
+      });
+    };
+    // Figures describing the answer alone (a server paging by cursor): no end, broken.
+    expect(read([{ count: 50, total: 50, totalPages: 1 }, { count: 50, total: 50, totalPages: 1, repeats: true }])).toEqual(['next', 'broken']);
+    expect(read([{ count: 50, totalPages: 1 }, { count: 50, totalPages: 1, repeats: true }])).toEqual(['next', 'broken']);
+    // A page count above 1 read through, or a total above a page's count reached: the end.
+    expect(read([{ count: 50, totalPages: 2 }, { count: 50, totalPages: 2 }, { count: 50, totalPages: 2, repeats: true }])).toEqual(['next', 'next', 'end']);
+    expect(read([{ count: 50, total: 100 }, { count: 50, total: 100 }, { count: 50, total: 100, repeats: true }])).toEqual(['next', 'next', 'end']);
+    // A short repeated page keeps the rule: the published example's small listing on such a server.
+    expect(read([{ count: 20, total: 20, totalPages: 1 }, { count: 20, total: 20, totalPages: 1, repeats: true }])).toEqual(['next', 'end']);
+    // Members: a total proved whole on another group counts.
+    expect(read([{ count: 50, total: 50 }, { count: 50, total: 50, repeats: true }], new ListingEnd(50, 'm', 'members', 0, { total: true, pages: false }))).toEqual(['next', 'end']);
+  });
   it('measures short against what pages carry, not per_page', () => {
     const e = new ListingEnd(1000);
     e.afterPage({ index: 0, count: 100, meta: {}, repeatsPrevious: false }, 100);
