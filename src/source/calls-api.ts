@@ -1,4 +1,4 @@
-import { ApiError } from './errors.js';
+import { ApiError, invalidPage } from './errors.js';
 import { AS_EXPECTED, type AppHttpClient } from './http-client.js';
 import { isGetCallEnvelope, ListEnvelopeSchema, paginationOf, type Pagination } from './schemas.js';
 
@@ -37,7 +37,17 @@ export class CallsApi {
   ) {}
 
   async listCalls(page: number, perPage: number): Promise<ListCallsPage> {
-    const body = await this.http.getJson(this.callsBaseUrl, `/calls?page=${page}&perPage=${perPage}`, 'list', page === 0 ? 'List Calls (first page, asked as page=0)' : `List Calls page ${page}`);
+    let body: unknown;
+    try {
+      body = await this.http.getJson(this.callsBaseUrl, `/calls?page=${page}&perPage=${perPage}`, 'list', page === 0 ? 'List Calls (first page, asked as page=0)' : `List Calls page ${page}`);
+    } catch (err) {
+      // A page past the last refused as a page (invalidPage): no entries, and the listing's end
+      // rules decide (after a full page an empty one is asked again and the next looked at).
+      // Failed, a listing whose last page was full failed every run. Pages 0 and 1 keep the
+      // error: how pages are numbered is decided on them (firstPages).
+      if (page >= 2 && invalidPage(err)) return { entries: [], pagination: undefined };
+      throw err;
+    }
     const parsed = ListEnvelopeSchema.safeParse(body);
     if (!parsed.success) {
       throw new ApiError(`${this.http.label}: List Calls page ${page} answered without a "data" array; is callsBaseUrl the Calls API (…/v3)?`, 'client', undefined, 200, 1, this.http.appId);

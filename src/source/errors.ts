@@ -65,6 +65,15 @@ const CODE_BY_KIND: Readonly<Record<ApiErrorKind, ErrorCode>> = {
   aborted: 'API_ABORTED',
 };
 
+/**
+ * A page refused as a page: HTTP 400, 404 or 422 without a service code (Django REST framework's
+ * paging answers a page past the last `{"detail": "Invalid page."}`). Not the key's refusals
+ * (`auth`), nor an answer naming the service's own error.
+ */
+export function invalidPage(err: unknown): boolean {
+  return err instanceof ApiError && (err.kind === 'client' || err.kind === 'not_found') && err.serviceCode === undefined && (err.status === 400 || err.status === 404 || err.status === 422);
+}
+
 export class ApiError extends CallsyncError {
   constructor(
     message: string,

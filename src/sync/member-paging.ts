@@ -1,5 +1,5 @@
 import type { ChatApi, MembersPage } from '../source/chat-api.js';
-import { ApiError } from '../source/errors.js';
+import { ApiError, invalidPage } from '../source/errors.js';
 import { entryIds, pageMeta, sameIds } from '../source/listing-evidence.js';
 import { ListingError } from '../source/listing-problem.js';
 import { NO_WHOLE_FIGURES, type WholeFigures } from '../source/whole-figures.js';
@@ -102,14 +102,6 @@ export async function checkServedSize(
   if (inside && ids.length > 0 && sameIds(read.first, ids)) {
     throw new ListingError(`List Group Members of ${guid} answered ${at} with its first page again, where its figures say more follow; the service's paging cannot be followed, so the listing cannot be proved complete`);
   }
-}
-
-/**
- * A page refused as a page (HTTP 400, 404 or 422 without the service's group-gone code; the key's
- * refusals are `auth`): Django REST framework's paging answers a page past the last so.
- */
-export function invalidPage(err: unknown): boolean {
-  return err instanceof ApiError && (err.kind === 'client' || err.kind === 'not_found') && (err.status === 400 || err.status === 404 || err.status === 422);
 }
 
 function refusesPageSize(err: unknown): err is ApiError {

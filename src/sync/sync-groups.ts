@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { ChatApi } from '../source/chat-api.js';
 import { MAX_MEMBERS_PER_PAGE } from '../source/chat-api.js';
-import { ApiError, refusesKey } from '../source/errors.js';
+import { ApiError, invalidPage, refusesKey } from '../source/errors.js';
 import { DistinctIds, entryIds, ListingEnd, overlapsPrevious, pageMeta, sameIds, servedSizeToCheck } from '../source/listing-evidence.js';
 import { ListingError } from '../source/listing-problem.js';
 import { ApiGroupMemberSchema, describeZodError } from '../source/schemas.js';
@@ -11,7 +11,6 @@ import type { Database, NewGroupMemberRow, NewRejectedRow } from '../store/schem
 import { rejectedRow } from '../transform/rejected-row.js';
 import {
   checkServedSize,
-  invalidPage,
   FALLBACK_MEMBERS_PER_PAGE,
   type FoundPage,
   learnedFromListing,

@@ -119,6 +119,9 @@ const CASES: Case[] = [
   },
   { name: 'no meta at all, page honoured, empty past the end', fake: { meta: 'none' }, expect: 'rule' },
   { name: 'page past the end answers page 1 again (3 full pages)', fake: { calls: THREE_FULL_PAGES, pastEnd: 'first' }, expect: 'rule' },
+  // Django REST framework's paging: failed on every run whose last page was full (session 28).
+  { name: 'page past the end answers 404 "Invalid page." (3 full pages)', fake: { calls: THREE_FULL_PAGES, pastEnd: 'invalid' }, expect: 'strong' },
+  { name: 'page past the end answers 404 "Invalid page." (a short last page)', fake: { pastEnd: 'invalid' }, expect: 'strong' },
   { name: 'current_page always 1', fake: { currentPage: 'one' }, expect: 'rule' },
   { name: 'current_page absent, per_page absent', fake: { currentPage: 'absent', perPage: 'absent' }, expect: 'rule' },
   { name: 'total the real count plus 0-5 on every answer', fake: { total: 'jitter' }, expect: 'rule' },

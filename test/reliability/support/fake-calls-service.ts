@@ -66,8 +66,8 @@ export interface FakeOptions {
   gapAt?: number;
   /** The page at this 0-based position begins with the previous page's last call, and the call that belongs there is never shown (offsets one short). */
   overlapAt?: number;
-  /** What a page past the end answers: nothing, the last page again, or the first page again. */
-  pastEnd?: 'empty' | 'last' | 'first';
+  /** What a page past the end answers: nothing, the last page again, the first page again, or HTTP 404 `{"detail":"Invalid page."}` (Django REST framework). */
+  pastEnd?: 'empty' | 'last' | 'first' | 'invalid';
   /** Every page answers the first page (the vendor README: a server that ignores `page`). */
   ignorePage?: boolean;
   /** `meta.pagination`, no `meta` at all, or a top-level `pagination` spelled in camelCase (totalPages, currentPage, perPage). */
@@ -184,6 +184,8 @@ export interface FakeParticipant { uid: string; deviceId?: string; totalAudioMin
 export interface FakeCall extends Wire { sessionId: string; status: string; initiatedAt: number; startedAt?: number; endedAt?: number; receiverType: string; receiver: string; participants: FakeParticipant[] }
 
 const GUIDS = ['g-alpha', 'g-beta', 'g-gamma'];
+/** What list() answers for a page past the last with `pastEnd: 'invalid'` (handle() makes it a 404). */
+const INVALID_PAGE: Wire = {};
 const guidOf = (k: number): string => GUIDS[k] ?? `g-${k}`;
 /** A list entry without a sessionId (malformedAfter). */
 const MALFORMED: Wire = { type: 'audio', status: 'ended', initiatedAt: 'yesterday' };
@@ -411,7 +413,10 @@ export class FakeCallsService {
     const params = new URLSearchParams(q < 0 ? '' : url.slice(q + 1));
     const json = (status: number, body: unknown): Reply => ({ status, body: JSON.stringify(body) });
     if (/\/v3\/calls$/.test(path)) {
-      if (this.#listExample === undefined) return json(200, this.list(params));
+      if (this.#listExample === undefined) {
+        const body = this.list(params);
+        return body === INVALID_PAGE ? json(404, { detail: 'Invalid page.' }) : json(200, body);
+      }
       this.listRequests++;
       return { status: 200, body: this.#listExample }; // the published example, whatever page is asked
     }
@@ -582,6 +587,7 @@ export class FakeCallsService {
     const step = o.offsetByRequested ? requested : size;
     const last = Math.max(0, Math.ceil(n / step) - 1);
     let idx = o.ignorePage || !Number.isInteger(asked) || asked < base ? 0 : asked - base;
+    if (idx > last && o.pastEnd === 'invalid' && n > 0) return INVALID_PAGE;
     if (idx > last) idx = o.pastEnd === 'last' ? last : o.pastEnd === 'first' ? 0 : idx;
     let rows = o.pageZeroLast && base === 1 && asked === 0 ? all.slice(-size) : all.slice(idx * step, idx * step + size);
     if (o.hideRows && idx > 0) rows = rows.slice(0, Math.max(0, rows.length - o.hideRows));
