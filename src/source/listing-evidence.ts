@@ -231,19 +231,16 @@ export class ListingEnd {
     return this.#maxTotal !== undefined && distinct > this.#maxTotal;
   }
 
-  /** Whether the pages read are already past the reported end. */
-  #pastReportedEnd(pagesRead: number, distinct: number): boolean {
+  /**
+   * Whether the pages read are already past the reported end; after a full page, only by a figure
+   * shown to count more than a page (a page count above 1, or a total above a page's count, here
+   * or, for members, elsewhere in the run).
+   */
+  #pastReportedEnd(pagesRead: number, distinct: number, full: boolean): boolean {
     const total = this.#understated(distinct) ? undefined : this.#minTotal;
     const pages = this.#lastTotalPages;
-    return (pages !== undefined && pagesRead > pages) || (total !== undefined && distinct >= total && pagesRead > 1);
-  }
-
-  /** #pastReportedEnd by figures shown to count more than a page: a page count above 1, or a total above a page's count. */
-  #pastProvedEnd(pagesRead: number, distinct: number): boolean {
-    const total = this.#understated(distinct) ? undefined : this.#minTotal;
-    const pages = this.#lastTotalPages;
-    const totalProved = this.#totalAbovePage || (this.wholeElsewhere?.total ?? false);
-    return (pages !== undefined && pages > 1 && pagesRead > pages) || (totalProved && total !== undefined && distinct >= total && pagesRead > 1);
+    const totalCounts = !full || this.#totalAbovePage || (this.wholeElsewhere?.total ?? false);
+    return (pages !== undefined && pagesRead > pages && (!full || pages > 1)) || (totalCounts && total !== undefined && distinct >= total && pagesRead > 1);
   }
 
   /** Decides after a non-empty page; `distinct` counts this page's ids too. */
@@ -253,12 +250,11 @@ export class ListingEnd {
     const pagesRead = page.index + 1;
     this.#pagesReached = Math.max(this.#pagesReached, pagesRead);
     if (page.repeatsPrevious) {
-      // A full page only by a figure shown to count more than a page (here or, for members,
-      // elsewhere in the run). A server paging by cursor alone answers every page with the first,
-      // and figures describing that answer (total = its count, total_pages 1) put the repeat "past
-      // the end": 50 of 130 calls, 1,000 of 1,500 members stored, ok (hostile fakes).
-      const past = page.count < this.requestedSize ? this.#pastReportedEnd(pagesRead, distinct) : this.#pastProvedEnd(pagesRead, distinct);
-      if (past) return { kind: 'end', why: `page ${pagesRead} lies past the reported end and repeats the previous page` };
+      // A full page repeated counts as past the end only by figures shown to count more than a page
+      // (#pastReportedEnd): a server paging by cursor alone answers every page with the first, and
+      // figures describing that answer (total = its count, total_pages 1) put the repeat "past the
+      // end": 50 of 130 calls, 1,000 of 1,500 members stored, ok (hostile fakes).
+      if (this.#pastReportedEnd(pagesRead, distinct, page.count >= this.requestedSize)) return { kind: 'end', why: `page ${pagesRead} lies past the reported end and repeats the previous page` };
       return {
         kind: 'broken',
         why: `${this.what} page ${pagesRead} repeats the previous page exactly${this.#minTotal === undefined && this.#lastTotalPages === undefined ? ' and the service reports no total' : ' before the reported end'}; the service's paging cannot be followed, so the listing cannot be proved complete`,
