@@ -4,6 +4,9 @@ import { fastParseCall } from '../source/call-fastpath.js';
 import type { CallRows, NewCallRow, NewParticipantRow, NewRecordingRow, NewTranscriptionRow } from '../store/schema.js';
 import { isFinalCall } from './call-status.js';
 import { parseTimer } from './duration.js';
+import { deviceIdOf, distinctParticipantEntries, distinctParticipants } from './participant-entries.js';
+
+export { deviceIdOf, distinctParticipantEntries, distinctParticipants } from './participant-entries.js';
 
 export interface CallRowContext {
   appId: string;
@@ -78,11 +81,6 @@ export function initiatorOf(call: ApiCall): string | null {
   return refId(call.initiator) ?? refId(call.entities?.initiator?.entity);
 }
 
-/** A participant's device as stored: `deviceId` or `deviceID`, its text; '' when absent. */
-export function deviceIdOf(p: ApiParticipant): string {
-  const d = p.deviceId ?? p.deviceID;
-  return d == null ? '' : String(d);
-}
 
 /** Participant minutes: `totalDurationInMinutes` (overview, legacy) or `totalDuration` (current examples). */
 export function participantTotalMinutes(p: ApiParticipant): number | null {
@@ -198,7 +196,10 @@ export function apiCallToRows(call: ApiCall, raw: unknown, ctx: CallRowContext):
   const timer = typeof call.totalDuration === 'string' ? call.totalDuration : call.totalDuration != null ? String(call.totalDuration) : null;
   const recordings = recordingRows(call, ctx.appId);
   const transcriptions = transcriptionRows(call, ctx.appId);
-  const participants = (call.participants ?? []).map(
+  // An entry repeated exactly (same user, device, times and minutes) is one session stated twice,
+  // as the list side reads it (listEntryIsComplete): stored twice, Get Call's repeat doubled that
+  // participant's minutes, ok (hostile probe, session 28). The payload keeps the answer as sent.
+  const participants = distinctParticipants(call.participants ?? []).map(
     (p, seq): NewParticipantRow => ({
       app_id: ctx.appId,
       session_id: call.sessionId,
@@ -360,16 +361,6 @@ export function listEntryIsComplete(call: ApiCall): boolean {
   return true;
 }
 
-/** A participant entry's user, device, times and minutes: two entries alike in all of them are one entry repeated. */
-function participantEntryKey(p: ApiParticipant): string {
-  return `${p.uid}\u0000${deviceIdOf(p)}\u0000${p.joinedAt}\u0000${p.leftAt}\u0000${p.totalAudioMinutes}\u0000${p.totalVideoMinutes}\u0000${p.totalDuration ?? p.totalDurationInMinutes}`;
-}
-
-/** How many different participant entries a call has (an entry repeated exactly counts once). */
-export function distinctParticipantEntries(call: ApiCall): number {
-  const ps = call.participants ?? [];
-  return ps.length < 2 ? ps.length : new Set(ps.map(participantEntryKey)).size;
-}
 
 /** Time used to order and window calls: startedAt, else initiatedAt, else endedAt. */
 export function callTime(call: ApiCall): number | null {
