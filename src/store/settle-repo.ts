@@ -39,6 +39,28 @@ export async function listFetchedCalls(db: Db, appId: string, region: string, q:
   return (await query.execute()).map((r) => r.session_id);
 }
 
+/**
+ * `n` final calls stored from their list entry (without a detail error: those are on the retry
+ * list) and last written before `writtenBefore`, drawn at random, each with the list fingerprint
+ * it was stored under.
+ */
+export async function sampleCallsStoredFromList(db: Db, appId: string, region: string, q: { writtenBefore: number; n: number }): Promise<{ sessionId: string; listFingerprint: string | null }[]> {
+  const rows = await db
+    .selectFrom('calls')
+    .select(['session_id', 'list_fingerprint'])
+    .where('app_id', '=', appId)
+    .where('region', '=', region)
+    .where('details_source', '=', 'list')
+    .where('detail_error', 'is', null)
+    .where('is_final', '=', 1)
+    .where('not_found_at', 'is', null)
+    .where('synced_at', '<', q.writtenBefore)
+    .orderBy(sql`random()`)
+    .limit(q.n)
+    .execute();
+  return rows.map((r) => ({ sessionId: r.session_id, listFingerprint: r.list_fingerprint }));
+}
+
 /** What a database holds of a call, as much as compare-rows' rowsDiffer reads. */
 export interface StoredCallRows {
   call: {

@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
 import { listCallsStoredFromList, listLiveCalls, markStaleLiveCalls } from '../store/calls-repo.js';
-import { listUnsettledCalls } from '../store/settle-repo.js';
+import { listUnsettledCalls, sampleCallsStoredFromList } from '../store/settle-repo.js';
 import { listRetries } from '../store/retries-repo.js';
 import type { Database } from '../store/schema.js';
 import { pendingById, type Pending } from './page-planner.js';
@@ -9,6 +9,17 @@ import { AUDIT_AFTER_SECONDS, type SettleAudit } from './settle-audit.js';
 
 /** Get Calls handed to the fetcher at once by the follow-up passes. */
 const BATCH = 100;
+
+/**
+ * Calls stored from their list entry by an earlier run that each run (detailFetch auto) asks Get
+ * Call for again, drawn at random among all of them, to compare with that entry (see ListAudit).
+ * The run's own audits meet only entries of that run; entries that differ from Get Call on a few
+ * calls (a second device on 1 call in 20, left out of the list) could pass every one of them, and
+ * the devices were never stored, ok, also after `sync --full` (session 28's probe, helper-60).
+ * Drawn from every run's calls, such a difference is met sooner or later: 8 a night meet a
+ * difference on 5 % of the calls with a chance of 1 − 0.95^8 ≈ 34 % each run, 95 % within 9 runs.
+ */
+export const LISTED_AUDITS = 8;
 
 export interface FollowUpInput {
   db: Kysely<Database>;
@@ -31,6 +42,13 @@ export interface FollowUpInput {
   runStartedAt: number;
   /** Audits fetched calls against a later answer (see SettleAudit); absent: no audit (a backfill). */
   settle?: SettleAudit | undefined;
+  /**
+   * List entries are trusted under audit (detailFetch auto): calls stored from them to be compared
+   * with their entry, as audits owed: `unreached`, this run's spread audits whose drawn entry the
+   * listing ended before (see ListAudit.unreachedDraws), and LISTED_AUDITS drawn among those earlier
+   * runs stored.
+   */
+  auditListed?: { unreached: readonly { sessionId: string; listFingerprint: string | null }[] } | undefined;
   fetchAndWrite: (pending: Pending[]) => Promise<void>;
   stopped: () => boolean;
 }
@@ -42,6 +60,8 @@ export interface FollowUpResult {
   staled: number;
   /** Calls stored from list entries fetched again (refetchListed). */
   listed: number;
+  /** Calls stored from list entries asked for again to compare with their entry (auditListed). */
+  listedAudited: number;
   /** Fetched calls asked for again to compare (SettleAudit): a sample, or all of the settle window once details are known to change. */
   settled: number;
 }
@@ -56,13 +76,15 @@ export interface FollowUpResult {
  *   minutes, final without an end), until they settle or settleDays have passed since they ended;
  * - a sample of the final calls an earlier run fetched within settleDays, compared with what is
  *   stored (SettleAudit), and all of them once their details are known to change later;
+ * - with detailFetch auto, a few calls stored from their list entry by earlier runs, drawn at
+ *   random, compared with that entry (LISTED_AUDITS);
  * - once list entries are seen to leave recordings or transcriptions out, every call stored from
  *   such an entry; once they are seen to state anything differently from Get Call, every call
  *   stored from its entry (until each has been fetched; an interrupted run leaves the rest to the next).
  */
 export async function followUpFetches(input: FollowUpInput): Promise<FollowUpResult> {
   const { db, appId, region, now } = input;
-  const out: FollowUpResult = { live: 0, retried: 0, unsettled: 0, staled: 0, listed: 0, settled: 0 };
+  const out: FollowUpResult = { live: 0, retried: 0, unsettled: 0, staled: 0, listed: 0, settled: 0, listedAudited: 0 };
   const done = new Set<string>();
   const run = async (pending: Pending[]): Promise<void> => {
     for (let i = 0; i < pending.length && !input.stopped(); i += BATCH) await input.fetchAndWrite(pending.slice(i, i + BATCH));
@@ -103,6 +125,17 @@ export async function followUpFetches(input: FollowUpInput): Promise<FollowUpRes
       out.settled += checks.size;
       await run([...checks].map(([id, check]) => pendingById(id, { settle: check })));
     }
+  }
+
+  // Compared with the entry each was stored from, as an audit owed (see DetailFetcher): a
+  // difference is the list audit's finding, and the pass below fetches every call stored so.
+  if (input.auditListed && input.refetchListed() !== 'all' && !input.stopped()) {
+    const writtenBefore = Math.min(input.runStartedAt, now - AUDIT_AFTER_SECONDS);
+    const earlier = (await sampleCallsStoredFromList(db, appId, region, { writtenBefore, n: 4 * LISTED_AUDITS })).filter((c) => !skip(c.sessionId)).slice(0, LISTED_AUDITS);
+    const drawn = [...input.auditListed.unreached.filter((c) => !skip(c.sessionId)), ...earlier];
+    for (const c of drawn) done.add(c.sessionId);
+    out.listedAudited = drawn.length;
+    await run(drawn.map((c) => pendingById(c.sessionId, { owedAudit: true, listFingerprint: c.listFingerprint })));
   }
 
   const refetch = input.refetchListed();

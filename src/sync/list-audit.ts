@@ -1,3 +1,4 @@
+import { randomInt } from 'node:crypto';
 import type { ApiCall } from '../source/schemas.js';
 import type { Db } from '../store/compiled-statements.js';
 import type { CallRows } from '../store/schema.js';
@@ -9,10 +10,13 @@ import { mediaOf } from './answer-check.js';
 /** Audits of the first complete-looking entries of a run, whatever they carry. */
 export const FIRST_AUDITS = 8;
 /**
- * Audits spread over the rest of the run: the 16th, 32nd, 64th… complete-looking entry, and the
- * 16th, 32nd… of those with media (at most this many of each). A service whose older entries are
- * shaped differently (a cap on recordings only older calls reach, an older format) is not met by
- * the first entries.
+ * Audits spread over the rest of the run: one complete-looking entry drawn at random among the
+ * 16th to 31st, one among the 32nd to 63rd, and so on, and the same among those with media (at most
+ * this many of each). A service whose older entries are shaped differently (a cap on recordings
+ * only older calls reach, an older format) is not met by the first entries. Drawn, not fixed: at
+ * the 16th, 32nd, 64th… entry, a list whose entries collapsed a second device on every 20th call
+ * met none of them, and those devices were never stored, ok, also after `sync --full` (session
+ * 28's probe, helper-60); entries that differ on a share of the calls now meet a draw as often.
  */
 export const SPREAD_AUDITS = 8;
 /** Audits of the first entries carrying recordings or transcriptions (counting those audited above). */
@@ -42,8 +46,78 @@ export type RefetchListed = 'media' | 'all' | undefined;
 
 const isPowerOfTwo = (n: number): boolean => (n & (n - 1)) === 0;
 
+/** An integer in [0, n), unpredictable to the service (see SPREAD_AUDITS). */
+export type Draw = (n: number) => number;
+const draw: Draw = (n) => randomInt(n);
+
+type Drawn = { sessionId: string; listFingerprint: string | null };
+
+/**
+ * Which entry of each window [2^k, 2^(k+1)), k ≥ 4, is a spread audit: drawn at the window's first
+ * entry (how many entries are to come is not known before they are listed). A drawn entry that is
+ * audited already for another reason passes its draw to the next entry that is not, so each draw
+ * costs a Get Call of its own. When the listing ends before a draw is served, an entry of the
+ * window stored as listed is audited after it instead (`take`; held by reservoir sampling, two ids
+ * whatever the window's size). So a run's count of spread audits depends only on how many entries
+ * it listed, not on the draws (`sync --dry-run` counts the same).
+ */
+class SpreadDraw {
+  #at = 0;
+  /** Draws reached and not yet served. */
+  #owed = 0;
+  /** Whether the current window's draw is still ahead. */
+  #ahead = false;
+  /** Of the current window, entries stored as listed so far, and two drawn among them. */
+  #offered = 0;
+  #held: Drawn[] = [];
+  constructor(private readonly draw: Draw) {}
+
+  /** The n-th entry (counted from 1) arrives. */
+  arrive(n: number): void {
+    if (n >= 16 && isPowerOfTwo(n)) {
+      this.#at = n + this.draw(n);
+      this.#ahead = true;
+      this.#offered = 0;
+      this.#held = [];
+    }
+    if (n === this.#at && this.#ahead) {
+      this.#ahead = false;
+      this.#owed++;
+    }
+  }
+
+  /** Whether a draw waits for an entry not audited otherwise. */
+  get due(): boolean {
+    return this.#owed > 0;
+  }
+
+  /** The current entry serves a draw. */
+  serve(): void {
+    this.#owed--;
+  }
+
+  /** An entry of the current window stored as listed (a reservoir of two: each kept with chance 2 / offered). */
+  offer(sessionId: string, listFingerprint: string | null): void {
+    const i = this.draw(++this.#offered);
+    if (this.#held.length < 2) this.#held.push({ sessionId, listFingerprint });
+    else if (i < 2) this.#held[i] = { sessionId, listFingerprint };
+  }
+
+  /** After the listing: how many draws were not served, and the entries held to serve them instead. Once. */
+  take(): { owed: number; held: Drawn[] } {
+    const out = { owed: this.#owed + (this.#ahead ? 1 : 0), held: this.#held };
+    this.#owed = 0;
+    this.#ahead = false;
+    this.#held = [];
+    return out;
+  }
+}
+
 /** The budgets an audit was routed under (given back when it gets no comparable answer). */
 type Slot = 'first' | 'spread' | 'spreadMedia' | 'media' | 'rich';
+
+/** Whether an audit's media count toward the most audited (see route): audits not drawn. */
+const counts = (slots: readonly Slot[]): boolean => slots.some((x) => x !== 'spread' && x !== 'spreadMedia');
 
 /**
  * Whether complete-looking list entries are what Get Call answers. The list's fields are not
@@ -51,8 +125,9 @@ type Slot = 'first' | 'spread' | 'spreadMedia' | 'media' | 'rich';
  * listEntryIsComplete asks for may still hold less or other: some of the recordings, minutes
  * rounded to integers, one participant per user where Get Call has one per device (a hostile fake,
  * round 8: each ok). It is checked at run time: each run fetches some complete-looking entries with
- * Get Call (the first ones, then spread over the run, and those with media as above) and compares
- * the rows each would store. When Get Call shows more media, list entries with media are not
+ * Get Call (the first ones, then ones drawn at random spread over the run, and those with media as
+ * above) and compares the rows each would store; follow-ups also draw a few calls stored from their
+ * entries by earlier runs. When Get Call shows more media, list entries with media are not
  * trusted again for that app and region; when it states anything else, no list entry is: both are
  * remembered in `callsync_settings`, and the calls stored from such entries are fetched again (see
  * follow-ups). A call that changed between its listing and its Get looks the same; that costs
@@ -70,8 +145,9 @@ export class ListAudit {
   #media = MEDIA_AUDITS;
   #rich = RICHEST_AUDITS;
   /**
-   * The most media items (recordings and transcriptions) of an entry audited in this run, answered
-   * or still awaiting its answer (so that entries routed meanwhile are not all audited as richer).
+   * The most media items (recordings and transcriptions) of an entry audited in this run, not by a
+   * draw, answered or still awaiting its answer (so that entries routed meanwhile are not all
+   * audited as richer).
    */
   #mostAudited = 0;
   /** Of them, the most of an audit Get Call answered comparably. */
@@ -90,11 +166,18 @@ export class ListAudit {
   #foundDiffers: string | undefined;
   /** Findings already saved (see save: it is called again after the follow-up passes). */
   #saved = { media: false, differs: false };
+  readonly #spreadDraw: SpreadDraw;
+  readonly #spreadMediaDraw: SpreadDraw;
 
-  /** Why earlier runs stopped trusting entries with media (`omits`) or any entry (`differs`). */
-  constructor(omits: string | undefined, differs: string | undefined = undefined) {
+  /**
+   * Why earlier runs stopped trusting entries with media (`omits`) or any entry (`differs`).
+   * `pick` draws the spread audits (tests pass their own to know where they fall).
+   */
+  constructor(omits: string | undefined, differs: string | undefined = undefined, pick: Draw = draw) {
     this.#omits = omits;
     this.#differs = differs;
+    this.#spreadDraw = new SpreadDraw(pick);
+    this.#spreadMediaDraw = new SpreadDraw(pick);
   }
 
   static async load(db: Db, appId: string, region: string): Promise<ListAudit> {
@@ -102,39 +185,68 @@ export class ListAudit {
   }
 
   /** A complete-looking list entry: stored as listed, fetched (entries not trusted), or audited. */
-  route(call: ApiCall): 'list' | 'get' | 'audit' {
+  route(call: ApiCall, listFingerprint: string | null = null): 'list' | 'get' | 'audit' {
     if (this.#differs !== undefined) return 'get';
     const m = mediaOf(call);
     const items = m.recordings + m.transcriptions;
     if (items > 0 && this.#omits !== undefined) return 'get';
     const n = ++this.#seen;
+    this.#spreadDraw.arrive(n);
+    const k = items > 0 ? ++this.#seenMedia : 0;
+    if (k > 0) this.#spreadMediaDraw.arrive(k);
     const slots: Slot[] = [];
     if (this.#first > 0) {
       this.#first--;
       slots.push('first');
     }
-    if (slots.length === 0 && n >= 16 && isPowerOfTwo(n) && this.#spread > 0) {
+    if (items > 0 && this.#media > 0) {
+      this.#media--;
+      slots.push('media');
+    }
+    // Drawn audits take entries not audited otherwise (see SpreadDraw), and do not count toward the
+    // most media audited: which entries they meet is chance, and `rich` would follow it.
+    if (slots.length === 0 && this.#spreadDraw.due && this.#spread > 0) {
+      this.#spreadDraw.serve();
       this.#spread--;
       slots.push('spread');
+    } else if (slots.length === 0 && items > 0 && this.#spreadMediaDraw.due && this.#spreadMedia > 0) {
+      this.#spreadMediaDraw.serve();
+      this.#spreadMedia--;
+      slots.push('spreadMedia');
+    } else if (slots.length === 0 && items > 0 && this.#rich > 0 && items > this.#mostAudited) {
+      this.#rich--;
+      slots.push('rich');
     }
-    if (items > 0) {
-      const k = ++this.#seenMedia;
-      if (slots.length === 0 && k >= 16 && isPowerOfTwo(k) && this.#spreadMedia > 0) {
-        this.#spreadMedia--;
-        slots.push('spreadMedia');
-      }
-      if (this.#media > 0) {
-        this.#media--;
-        slots.push('media');
-      } else if (slots.length === 0 && this.#rich > 0 && items > this.#mostAudited) {
-        this.#rich--;
-        slots.push('rich');
-      }
-      if (slots.length > 0) this.#mostAudited = Math.max(this.#mostAudited, items);
+    if (items > 0 && counts(slots)) this.#mostAudited = Math.max(this.#mostAudited, items);
+    if (slots.length === 0) {
+      this.#spreadDraw.offer(call.sessionId, listFingerprint);
+      if (items > 0) this.#spreadMediaDraw.offer(call.sessionId, listFingerprint);
+      return 'list';
     }
-    if (slots.length === 0) return 'list';
     this.#open.set(call.sessionId, { items, slots });
     return 'audit';
+  }
+
+  /**
+   * After the listing: the spread audits whose drawn entry the listing ended before (see
+   * SpreadDraw), each an entry stored as listed, to be asked for with Get Call and compared with
+   * that entry as an audit owed (see follow-ups). Once: the windows are closed.
+   */
+  unreachedDraws(): Drawn[] {
+    const all = this.#spreadDraw.take();
+    const media = this.#spreadMediaDraw.take();
+    const out: Drawn[] = [];
+    if (this.#differs !== undefined) return out;
+    for (const d of all.held.slice(0, Math.min(all.owed, this.#spread))) out.push(d);
+    this.#spread -= out.length;
+    if (this.#omits !== undefined) return out;
+    const taken = out.length;
+    for (const d of media.held) {
+      if (out.length - taken >= Math.min(media.owed, this.#spreadMedia)) break;
+      if (!out.some((o) => o.sessionId === d.sessionId)) out.push(d);
+    }
+    this.#spreadMedia -= out.length - taken;
+    return out;
   }
 
   /**
@@ -160,7 +272,7 @@ export class ListAudit {
       }
     }
     this.#mostAudited = this.#mostAnswered;
-    for (const o of this.#open.values()) this.#mostAudited = Math.max(this.#mostAudited, o.items);
+    for (const o of this.#open.values()) if (counts(o.slots)) this.#mostAudited = Math.max(this.#mostAudited, o.items);
   }
 
   /** An audited call Get Call answered with its list entry's own text: done, nothing differs. */
@@ -171,7 +283,8 @@ export class ListAudit {
   /** The audit of `listed` got a comparable answer: it counts as done. */
   #answered(listed: ApiCall): void {
     const l = mediaOf(listed);
-    if (this.#open.delete(listed.sessionId)) this.#mostAnswered = Math.max(this.#mostAnswered, l.recordings + l.transcriptions);
+    const open = this.#open.get(listed.sessionId);
+    if (open && this.#open.delete(listed.sessionId) && counts(open.slots)) this.#mostAnswered = Math.max(this.#mostAnswered, l.recordings + l.transcriptions);
   }
 
   /** Compares what Get Call answered for an audited call (`got`, as it is stored, and its rows) with its list entry. */

@@ -185,7 +185,7 @@ export function planPage(valid: readonly ListedEntry[], ctx: PlanContext): PageP
     // supersededOn).
     const relisted = before !== undefined;
     if (relisted) withdraw(plan, id, ctx.audit);
-    const route = !ctx.refetch && !relisted && !recheck && ctx.detailFetch === 'auto' && listEntryIsComplete(v.call) ? (ctx.audit?.route(v.call) ?? 'list') : 'get';
+    const route = !ctx.refetch && !relisted && !recheck && ctx.detailFetch === 'auto' && listEntryIsComplete(v.call) ? (ctx.audit?.route(v.call, v.fp) ?? 'list') : 'get';
     if (route === 'list') {
       plan.listRows.push(apiCallToRows(v.call, v.raw, { appId: ctx.appId, region: ctx.region, now: ctx.now, source: 'list', listFingerprint: v.fp, rawJson: v.json }));
     } else {

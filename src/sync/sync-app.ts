@@ -297,7 +297,7 @@ export async function syncApp(deps: SyncDeps, settings: Settings, app: AppSettin
     if (!fetcher.fatal && !backfill) {
       await followUpFetches({
         db, appId: app.appId, region: app.region, now: unixSeconds(clock), liveMaxDays: settings.liveMaxDays, settleDays: settings.settleDays,
-        listedLive, fetched: fetcher.fetched, fetchAndWrite, refetchListed: () => audit?.refetchListed, runStartedAt, settle, stopped: () => fetcher.fatal !== undefined || opts.signal?.aborted === true,
+        listedLive, fetched: fetcher.fetched, fetchAndWrite, refetchListed: () => audit?.refetchListed, runStartedAt, settle, auditListed: audit && { unreached: audit.unreachedDraws() }, stopped: () => fetcher.fatal !== undefined || opts.signal?.aborted === true,
       });
       await writer.flush();
       writer.throwIfFailed();

@@ -1,7 +1,9 @@
 import { join } from 'node:path';
+import { sql } from 'kysely';
 import { afterAll, describe, expect, it } from 'vitest';
 import { syncWith, tempDir, withStore } from '../helpers/harness.js';
 import { differsSetting } from '../../src/sync/list-audit.js';
+import { LISTED_AUDITS } from '../../src/sync/follow-ups.js';
 import { FakeCallsService, type FakeOptions, type Wire } from './support/fake-calls-service.js';
 import { settingsAt } from './support/matrix.js';
 
@@ -139,6 +141,75 @@ describe('list entries that look whole but are not what Get Call answers: the da
     };
     await exact(`repeated-in-get-${mode}`, { seed: 87, listEntry: repeat, getAnswer: repeat }, undefined, mode);
     expect(seen).toBeGreaterThan(20);
+  });
+
+  // Session 28's probe (helper-60): the spread audits sat at the 16th, 32nd, 64th… entry, so a list
+  // differing everywhere else was never caught. Here every ended call has a second device that its
+  // list entry leaves out (one participant per user, totalParticipants counting them), except at the
+  // entries audited by position before (1–8, 16, 32, 64, 128, 256): before the draws, ok with ~280
+  // devices missing, also on the second run. Each window's draw meets such an entry ~19 times in 20.
+  it('entries collapsing a second device everywhere but at fixed audit positions: found by a drawn audit, every device stored', async () => {
+    const fixed = new Set([1, 2, 3, 4, 5, 6, 7, 8, 16, 32, 64, 128, 256]);
+    const collapsed = new Set<string>();
+    const { database } = await exact('drawn-spread', {
+      seed: 88,
+      listEntry: (e, c) => {
+        if (!collapsed.has(c.sessionId)) return e;
+        const seen = new Set<string>();
+        const kept = (e.participants as Wire[]).filter((p) => !seen.has(String(p.uid)) && seen.add(String(p.uid)));
+        return { ...e, participants: kept, totalParticipants: kept.length };
+      },
+    }, (service) => {
+      const order = [...service.calls].sort((a, b) => b.initiatedAt - a.initiatedAt || (a.sessionId < b.sessionId ? -1 : 1));
+      order.forEach((c, i) => {
+        if (fixed.has(i + 1) || c.participants.length === 0) return;
+        collapsed.add(c.sessionId);
+        const first = c.participants[0]!;
+        const m = c.status === 'ended' ? Math.max(0.05, first.totalDuration / 2) : 0;
+        c.participants.push({ ...first, deviceId: `${first.deviceId}-phone`, joinedAt: first.joinedAt! + 5, totalAudioMinutes: c.type === 'audio' ? m : 0, totalVideoMinutes: c.type === 'video' ? m : 0, totalDuration: m });
+        c.totalParticipants = c.participants.length;
+        if (c.type === 'audio') c.totalAudioMinutes = (c.totalAudioMinutes as number) + m;
+        else c.totalVideoMinutes = (c.totalVideoMinutes as number) + m;
+        c.totalDurationInMinutes = (c.totalDurationInMinutes as number) + m;
+      });
+    });
+    expect(collapsed.size).toBeGreaterThan(250);
+    expect(await differs(database)).toMatch(/^List Calls entries differ from Get Call/);
+  });
+
+  // The run's own audits meet only that run's entries. Here every call an earlier run stored from
+  // its entry gains a device in Get Call that its entry, unchanged and no longer listed by an
+  // incremental run, never showed: before calls stored from entries were drawn again, ok with every
+  // such device missing, for good.
+  it('calls stored from entries by an earlier run, Get Call stating more: found by the draw among them, every call fetched again, ok', async () => {
+    const service = await FakeCallsService.start({
+      calls: 300, ongoing: 0, seed: 89, spanHours: 72,
+      listEntry: (e) => ({ ...e, participants: (e.participants as Wire[]).filter((p) => !String(p.deviceId).endsWith('-phone')) }),
+    });
+    const database = join(tmp.dir, 'drawn-stored.db');
+    try {
+      const settings = settingsAt(service.baseUrls('app1'), database, { ...SETTINGS, lookbackHours: 1 });
+      expect((await syncWith(settings)).results[0]).toMatchObject({ status: 'ok' });
+      expect(await mismatches(service, database)).toEqual([]);
+      const fromList = async (): Promise<number> => withStore(database, async ({ db }) => (await db.selectFrom('calls').select('session_id').where('details_source', '=', 'list').execute()).length);
+      expect(await fromList()).toBeGreaterThan(250);
+      // A night passes; the service now states a second device on every call with a participant.
+      await withStore(database, ({ db }) => sql`update calls set synced_at = synced_at - 7200`.execute(db));
+      for (const c of service.calls) {
+        const first = c.participants[0];
+        if (first) c.participants.push({ ...first, deviceId: `${first.deviceId}-phone`, totalAudioMinutes: 0, totalVideoMinutes: 0, totalDuration: 0 });
+      }
+      const gets = (): number => service.requests - service.listRequests - service.memberRequests;
+      const before = gets();
+      const second = await syncWith(settings);
+      expect(second.results[0]).toMatchObject({ status: 'ok', mode: 'incremental' });
+      expect(await mismatches(service, database)).toEqual([]);
+      expect(await differs(database)).toMatch(/^List Calls entries differ from Get Call/);
+      expect(await fromList()).toBe(0);
+      expect(gets() - before).toBeGreaterThan(250 + LISTED_AUDITS / 2);
+    } finally {
+      await service.close();
+    }
   });
 
   it('a list capping recordings at 2 per entry, reached only by older calls: found by the audits spread over the run, every recording stored', async () => {
