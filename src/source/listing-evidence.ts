@@ -12,6 +12,7 @@ import type { Pagination } from './schemas.js';
 export { ORDER_KEYS, OrderObserver, type EntryTimes, type ListingOrder, type OrderKey } from './listing-order.js';
 import type { EntryTimes } from './listing-order.js';
 import { NO_WHOLE_FIGURES, type WholeFigures } from './whole-figures.js';
+import type { DistinctIds } from './distinct-ids.js';
 export { DistinctIds } from './distinct-ids.js';
 
 /** A usable time: a positive number (or numeric string) of unix seconds or milliseconds; else null. */
@@ -56,6 +57,21 @@ export function pageMeta(p: Pagination | undefined, served: number): PageMeta {
   // One page beside a zero total was worked out from it, and is no figure either.
   if (served > 0 && (total === 0 || totalPages === 0)) return totalPages !== undefined && totalPages > 1 ? { totalPages } : {};
   return { total, totalPages };
+}
+
+/**
+ * Whether a List Calls page's total is its own count, not the listing's: it equals the entries the
+ * page served, and the calls listed before it with this page's new ones are more. A server stating
+ * each page's own count (50, 50, 30) read as calls removed: the listing stepped back, saw a short
+ * page before full ones, and every run on a clean server ended partial. A total that fell with
+ * removals equals the page's count only by chance (and is then read as absent: the listing is
+ * proved as one without a total, never taken as whole by it).
+ */
+export function totalIsPagesOwn(entries: readonly unknown[], total: number | undefined, listed: DistinctIds): boolean {
+  if (total === undefined || entries.length === 0 || total !== entries.length) return false;
+  let fresh = 0;
+  for (const id of entryIds(entries, 'sessionId')) if (!listed.has(id)) fresh++;
+  return listed.count + fresh > total;
 }
 
 /**
@@ -316,7 +332,15 @@ export class ListingEnd {
    */
   unproved(distinct: number): string | undefined {
     // A total below the distinct count listed is no total (#understated): the same checks apply.
-    if (this.#minTotal !== undefined && !this.#understated(distinct)) return undefined;
+    // A page count beyond both the pages read and what the total fills at the size asked disagrees
+    // with the total: a first page stating its own count (45) beside total_pages 3, the rest hidden
+    // after paging, ended ok with 45 of 139 calls (session 29's probe).
+    if (this.#minTotal !== undefined && !this.#understated(distinct)) {
+      const reported = this.#lastTotalPages;
+      // (At the size served: servers compute the page count from it or from the size asked.)
+      if (reported === undefined || this.#pagesReached >= reported || reported <= Math.ceil(this.#maxTotal! / Math.max(1, Math.min(this.requestedSize, this.#largest)))) return undefined;
+      return `${this.what} reported ${reported} pages and a total of ${this.#maxTotal}, but its pages ended after ${this.#pagesReached}`;
+    }
     const noTotal = this.#maxTotal === undefined ? 'no total' : `a total (${this.#maxTotal}) below the ${distinct} ${this.noun} it listed`;
     // A page shorter than others that more pages followed: a server that hides rows after paging
     // them (offsets still step by perPage) serves exactly that, and nothing else can show it

@@ -1,6 +1,6 @@
 import type { CallsApi, ListCallsPage } from './calls-api.js';
 import { firstPages, type FirstPages } from './page-numbering.js';
-import { DistinctIds, entryIds, entryTimes, ListingEnd, OrderObserver, overlapsPrevious, pageMeta, sameIds, servedSizeToCheck } from './listing-evidence.js';
+import { DistinctIds, entryIds, entryTimes, ListingEnd, OrderObserver, overlapsPrevious, pageMeta, sameIds, servedSizeToCheck, totalIsPagesOwn } from './listing-evidence.js';
 import { allOlder, NewestTimes, olderThanWindow } from './listing-times.js';
 import { ListingError } from './listing-problem.js';
 import { cameUp, countProof, excessOver, FallCheck, riseAbove, TotalTrail, type Page } from './listing-proof.js';
@@ -51,6 +51,8 @@ export class CallListing {
   #pageSize: number;
   /** Whether the service's offsets were checked against a page capped below perPage (once a listing). */
   #sizeChecked = false;
+  /** Reported totals are read as absent: they were seen to state a page's own count (see totalIsPagesOwn). */
+  #totalsPerPage = false;
 
   constructor(
     private readonly api: Pick<CallsApi, 'listCalls'>,
@@ -147,9 +149,8 @@ export class CallListing {
   }
 
   /**
-   * Whether the page after a first page capped at `served` rows (servedSizeToCheck), as `asked` at
-   * perPage, is the same page asked at the served size: the offsets step by the size served. Not,
-   * pages are read at the served size from then on (the caller reads the listing again).
+   * Whether the page after a first page capped at `served` rows (servedSizeToCheck), `asked` at perPage, is the
+   * same page asked at the served size. Not, pages are read at the served size (the caller reads the listing again).
    */
   async #offsetsFollowServed(page: number, asked: ListCallsPage, served: number): Promise<boolean> {
     this.#sizeChecked = true;
@@ -165,10 +166,14 @@ export class CallListing {
       throw new ListingError(`List Calls did not end within ${cap} pages (maxPagesPerRun); stopped, the listing looks endless. If the app really holds more than ${cap} pages of calls, raise maxPagesPerRun in the config`);
     }
     this.#requests++;
-    const res = await this.api.listCalls(page, size);
+    const answer = await this.api.listCalls(page, size);
+    // Totals seen to state a page's own count are read as absent from then on (see totalIsPagesOwn).
+    this.#totalsPerPage ||= totalIsPagesOwn(answer.entries, answer.pagination?.total, this.#distinct);
+    const res = this.#totalsPerPage ? { ...answer, pagination: { ...answer.pagination, total: undefined } } : answer;
     this.#trail.see(pageMeta(res.pagination, res.entries.length).total, res.entries.length);
     return res;
   }
+
 
   /** The first page and how pages are numbered (see firstPages). */
   async #firstPages(): Promise<FirstPages<ListCallsPage>> {
@@ -320,7 +325,7 @@ export class CallListing {
 
       // Pages re-read after stepping back bring nothing new by design; only new ground counts.
       const newGround = index > furthest;
-      if (newGround && !repeats && this.opts.lowerBound !== undefined) this.#ties.page(ids, times, continues);
+      if (newGround && !repeats) this.#ties.page(ids, times, continues); // windows, and listings without a total (listingVerdict)
       if (newGround) {
         pagesWithoutNew = fresh === 0 ? pagesWithoutNew + 1 : 0;
         furthest = index;
@@ -388,10 +393,7 @@ export class CallListing {
     return this.#first ? yield* readFirstAgain((page) => this.#list(page), this.#pageBase, this.#first, this.#distinct, this.#order.sortedBy) : { moved: 0, fresh: 0 };
   }
 
-  /**
-   * The distinct count the end rules hold against `total`. A listing read from its tail has skipped
-   * pages on purpose, so only `total_pages` can tell its end there.
-   */
+  /** The distinct count the end rules hold against `total` (a listing read from its tail skipped pages: only `total_pages` tells its end). */
   #seenForEnd(jumpedTo: number | undefined): number {
     return jumpedTo === undefined ? this.#distinct.count : Number.MAX_SAFE_INTEGER;
   }

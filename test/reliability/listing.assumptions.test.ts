@@ -129,6 +129,15 @@ const CASES: Case[] = [
   { name: 'pages capped at 20, total_pages from the requested 50', fake: { cap: 20, totalPages: 'requested' }, expect: 'rule' },
   { name: 'per_page a wrong constant (10)', fake: { perPage: 10 }, expect: 'rule' },
   { name: 'group members: pages capped at 10, per_page 1000, total 10', fake: { members: { cap: 10, perPage: 'requested', total: 10 } }, expect: 'rule' },
+  // A total stating each page's own count (50, 50, 30) read as calls removed: the listing stepped
+  // back, saw the short page before full ones, and every run on a clean server was partial (session
+  // 28's scratch sweep). Such totals are now read as absent (the listing is proved as one without).
+  { name: 'total each page\'s own count, total_pages honest', fake: { total: 'page' }, expect: 'strong' },
+  { name: 'total each page\'s own count, total_pages 1', fake: { total: 'page', totalPages: 1 }, expect: 'strong' },
+  { name: 'total each page\'s own count, no total_pages', fake: { total: 'page', totalPages: 'absent' }, expect: 'strong' },
+  { name: 'total each page\'s own count, no total_pages (3 full pages)', fake: { calls: THREE_FULL_PAGES, total: 'page', totalPages: 'absent' }, expect: 'strong' },
+  { name: 'total each page\'s own count, every page after the first 7 rows short (rows hidden after paging)', fake: { total: 'page', hideRows: 7 }, expect: 'never-ok' },
+  { name: 'total each page\'s own count, total_pages honest, a short page then an empty one (rows hidden)', fake: { total: 'page', gapAt: 1 }, expect: 'never-ok' },
 ];
 
 interface RunOutcome {

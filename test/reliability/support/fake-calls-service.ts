@@ -25,8 +25,8 @@ export interface FakeOptions {
   /** With `cap`: the first this-many List Calls requests are served whole, the cap applies after them. */
   capAfterRequests?: number;
   perPage?: 'real' | 'requested' | 'absent' | number;
-  /** 'jitter': the real count plus 0–5 on every answer; 'decreasing': one lower on every page, real on the last. */
-  total?: 'real' | 'absent' | 'jitter' | 'decreasing' | number;
+  /** 'jitter': the real count plus 0–5 on every answer; 'decreasing': one lower on every page, real on the last; 'page': each page's own count. */
+  total?: 'real' | 'absent' | 'jitter' | 'decreasing' | 'page' | number;
   /** 'requested': computed from the requested perPage, not the served one. */
   totalPages?: 'real' | 'absent' | 'requested' | number;
   /** 'plusOne': a server counting pages from 0 that says current_page = page + 1. */
@@ -613,7 +613,7 @@ export class FakeCallsService {
     if (o.meta === 'none') return { data };
     const pagination: Wire = { count: data.length };
     const t = o.total ?? 'real';
-    if (t !== 'absent') pagination.total = t === 'real' ? n : t === 'jitter' ? n + Math.floor(this.#rand() * 6) : t === 'decreasing' ? n + Math.max(0, last - idx) : t;
+    if (t !== 'absent') pagination.total = t === 'real' ? n : t === 'jitter' ? n + Math.floor(this.#rand() * 6) : t === 'decreasing' ? n + Math.max(0, last - idx) : t === 'page' ? data.length : t;
     const pp = o.perPage ?? 'real';
     if (pp !== 'absent') pagination.per_page = pp === 'real' ? size : pp === 'requested' ? requested : pp;
     const cp = o.currentPage ?? 'real';

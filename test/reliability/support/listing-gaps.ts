@@ -73,6 +73,10 @@ export const PROBE_SCENARIOS = {
   removalAndInsertAmongTies: (s: number): Scenario => ({ pageSize: sizeOf(s), fake: { calls: sizeOf(s) * 4 + (s % 7), insertWhileListing: 1 + (s % 2), deleteWhileListing: 1 + (s % 2), tiedBlock: tiesAt(s, sizeOf(s), sizeOf(s) * 4 + (s % 7)) } }),
   // F4: `total` is each page's own row count, calls of equal times at a page edge: a count far
   // above the total was never questioned.
+  // Session 29: with no total (or one read as absent), ties ordered anew on each request split
+  // across a page boundary: both passes skipped the same call, ok, 1 missing (seeds 13, 15, 26; with
+  // no total_pages either, seed 1).
+  noTotalAmongTies: (s: number): Scenario => ({ pageSize: sizeOf(s), fake: { calls: sizeOf(s) * 4 + (s % 7), total: 'absent', ...(s % 2 ? { totalPages: 'absent' as const } : {}), tiedBlock: tiesAt(s, sizeOf(s), sizeOf(s) * 4 + (s % 7)) } }),
   perPageTotal: (s: number): Scenario => ({ pageSize: sizeOf(s), fake: { calls: sizeOf(s) * 4 + (s % 7), tiedBlock: tiesAt(s, sizeOf(s), sizeOf(s) * 4 + (s % 7)), rewriteList: ({ data, pagination }) => ({ data, pagination: { ...pagination, total: data.length } }) } }),
 };
 
