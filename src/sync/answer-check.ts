@@ -1,5 +1,5 @@
 import type { ApiCall } from '../source/schemas.js';
-import { deviceIdOf, distinctParticipantEntries } from '../transform/call-rows.js';
+import { deviceIdOf, distinctParticipantEntries, distinctParticipants } from '../transform/call-rows.js';
 import { isFinalCall } from '../transform/call-status.js';
 
 /** Recordings and transcriptions a call states (the SDK's single `recordingUrl` is one recording). */
@@ -24,11 +24,14 @@ export function olderThanListed(listed: ApiCall, got: ApiCall): string | undefin
   if (g.recordings < l.recordings) return `the list entry has ${l.recordings} recording(s), Get Call ${g.recordings}`;
   if (g.transcriptions < l.transcriptions) return `the list entry has ${l.transcriptions} transcription(s), Get Call ${g.transcriptions}`;
   // An entry the list repeats exactly is one participant (see listEntryIsComplete); counted only
-  // when the answer has fewer entries than the list, as almost never.
+  // when the answer has fewer entries than the list, as almost never. Nor are people invited who
+  // never joined (no minutes): a Get Call showing only those who joined was an "older state" on
+  // every call with an invitee, and every run partial (session 29's probe).
   const gp = got.participants?.length ?? 0;
   if (gp < (listed.participants?.length ?? 0)) {
     const lp = distinctParticipantEntries(listed);
-    if (gp < lp) return `the list entry has ${lp} participant(s), Get Call ${gp}`;
+    const lj = joinedEntries(listed);
+    if (gp < lp && joinedEntries(got) < lj) return `the list entry has ${lp} participant(s) (${lj} who joined), Get Call ${gp}`;
   }
   // A participant the entry states minutes for, at zero in the answer: the answer was read before
   // they were counted. Stored, the entry's minutes were lost for good on a call past settleDays,
@@ -36,6 +39,13 @@ export function olderThanListed(listed: ApiCall, got: ApiCall): string | undefin
   const zeroed = zeroedParticipant(listed, got);
   if (zeroed !== undefined) return `the list entry gives participant ${JSON.stringify(zeroed.slice(0, 80))} minutes, Get Call none`;
   return undefined;
+}
+
+/** Participant entries (exact repeats once) of people who joined: said so, or with minutes. */
+function joinedEntries(call: ApiCall): number {
+  let n = 0;
+  for (const p of distinctParticipants(call.participants ?? [])) if ((p.isJoined ?? p.hasJoined ?? p.joinedAt != null) || (minutesOf(p) ?? 0) > 0) n++;
+  return n;
 }
 
 /** A participant's minutes as the entry states them (the larger of its total and audio + video), or undefined when it states none. */

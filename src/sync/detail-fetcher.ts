@@ -279,7 +279,10 @@ export class DetailFetcher {
     const before = p.json === undefined && !p.settle ? await d.storedAnswer?.(id) : undefined;
     let stored: { call: ApiCall; provisional: boolean } | undefined;
     if (previous) stored = fillFromStored(listed, { call: previous, lackedDetails: false });
-    else if (before) stored = lacksParts(listed) ? fillFromStored(listed, before) : undefined;
+    // Whatever the answer leaves out (its kind, parties, status: not only PARTS), as the list entry
+    // fills a listed call's: asked by id, an answer without `type` stored NULL there, and compared
+    // with the entry it was stored from, made a false finding that fetched every call (session 29).
+    else if (before) stored = fillFromStored(listed, before);
     else if (this.#mayFill(p, listed)) stored = await this.#fromStored(listed);
     // Stored from its list entry, the call is judged against that entry as a listed one is: a
     // lagging replica's older state (no recordings) replaced the entry's recordings when calls

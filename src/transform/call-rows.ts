@@ -100,7 +100,7 @@ function recordingRows(call: ApiCall, appId: string): NewRecordingRow[] {
   const byRid = new Map<string, NewRecordingRow>();
   (call.recordings ?? []).forEach((r, i) => {
     const rid = r.rid != null && String(r.rid) !== '' ? String(r.rid) : `${call.sessionId}:${i}`;
-    keepOnce(byRid, rid, (key) => ({
+    keepOnce(byRid, rid, 'recording_url', (key) => ({
       app_id: appId, session_id: call.sessionId, rid: key, duration_minutes: r.duration ?? null,
       start_time: r.startTime ?? null, end_time: r.endTime ?? null, recording_url: r.recording_url ?? null,
     }));
@@ -117,7 +117,7 @@ function transcriptionRows(call: ApiCall, appId: string): NewTranscriptionRow[] 
   const byTid = new Map<string, NewTranscriptionRow>();
   (call.transcriptions ?? []).forEach((t, i) => {
     const tid = t.tid != null && String(t.tid) !== '' ? String(t.tid) : `${call.sessionId}:${i}`;
-    keepOnce(byTid, tid, (key) => ({
+    keepOnce(byTid, tid, 'transcript_url', (key) => ({
       app_id: appId, session_id: call.sessionId, tid: key, mid: t.mid ?? null, room_name: t.roomName ?? null,
       start_time: t.startTime ?? null, end_time: t.endTime ?? null, transcript_date: t.transcriptDate ?? null, transcript_url: t.transcriptUrl ?? null,
     }));
@@ -129,10 +129,12 @@ function transcriptionRows(call: ApiCall, appId: string): NewTranscriptionRow[] 
  * Adds the row `make(id)` under `id`: the same recording (or transcription) listed twice is kept
  * once, but a different one under an id already taken (parts of a recording sharing its rid) is
  * kept too, as `id#2`, `id#3`…: keyed by id alone, the second replaced the first (a hostile fake:
- * 23 of 46 recordings, half their minutes, lost, ok).
+ * 23 of 46 recordings, half their minutes, lost, ok). Its URL (`url`) is no part of what it is: a
+ * service signs each URL anew, and a recording repeated with two signatures was stored twice, its
+ * minutes counted twice, ok (session 29's probe).
  */
-function keepOnce<R extends object>(rows: Map<string, R>, id: string, make: (key: string) => R): void {
-  const content = JSON.stringify(make(''));
+function keepOnce<R extends object>(rows: Map<string, R>, id: string, url: keyof R, make: (key: string) => R): void {
+  const content = JSON.stringify({ ...make(''), [url]: null });
   for (let n = 1; ; n++) {
     const key = n === 1 ? id : `${id}#${n}`;
     const taken = rows.get(key);

@@ -109,9 +109,15 @@ describe('call parsing accepts every documented variant', () => {
 
   it('keeps recordings and transcriptions that share an id but differ (parts), and one of each listed twice alike', () => {
     const part = (url: string, from: number) => ({ rid: 'r1', recording_url: url, startTime: from, endTime: from + 30, duration: 0.5 });
-    const rows = rowsOf({ ...published.data, hasRecording: true, recordings: [part('https://x/a', 1), part('https://x/b', 31), part('https://x/a', 1)], transcriptions: [{ tid: 't', transcriptUrl: 'a' }, { tid: 't', transcriptUrl: 'b' }] });
+    const rows = rowsOf({ ...published.data, hasRecording: true, recordings: [part('https://x/a', 1), part('https://x/b', 31), part('https://x/a', 1)], transcriptions: [{ tid: 't', startTime: 1, transcriptUrl: 'a' }, { tid: 't', startTime: 31, transcriptUrl: 'b' }] });
     expect(rows.recordings.map((r) => [r.rid, r.recording_url])).toEqual([['r1', 'https://x/a'], ['r1#2', 'https://x/b']]);
     expect(rows.transcriptions.map((t) => [t.tid, t.transcript_url])).toEqual([['t', 'a'], ['t#2', 'b']]);
+  });
+
+  it('keeps a recording or transcription repeated with only its URL differing once (URLs are signed anew), the first URL', () => {
+    const rows = rowsOf({ ...published.data, hasRecording: true, recordings: [{ rid: 'r1', recording_url: 'https://x/a?sig=1', startTime: 1, endTime: 31, duration: 0.5 }, { rid: 'r1', recording_url: 'https://x/a?sig=2', startTime: 1, endTime: 31, duration: 0.5 }], transcriptions: [{ tid: 't', transcriptUrl: 'a?1' }, { tid: 't', transcriptUrl: 'a?2' }] });
+    expect(rows.recordings.map((r) => [r.rid, r.recording_url])).toEqual([['r1', 'https://x/a?sig=1']]);
+    expect(rows.transcriptions.map((t) => [t.tid, t.transcript_url])).toEqual([['t', 'a?1']]);
   });
 
   it('keeps unknown fields in raw_json', () => {

@@ -1,0 +1,122 @@
+import { join } from 'node:path';
+import { sql } from 'kysely';
+import { afterAll, describe, expect, it } from 'vitest';
+import { syncWith, tempDir, withStore } from '../helpers/harness.js';
+import { FakeCallsService, type FakeOptions, type Wire } from './support/fake-calls-service.js';
+import { settingsAt } from './support/matrix.js';
+
+/**
+ * Get Call answers shaped in ways the documentation allows, from a hostile probe of session 29
+ * (helper-61), each ok with the database other than the service before its fix:
+ * - an answer leaving out `type` (or mode, receiver, status) while stating its media: a call asked
+ *   for by id (the audits of calls stored from entries, the retry list) stored NULL there, and the
+ *   audit read it as a difference, so every call was fetched and stored so (204 of 300, for good);
+ * - one transcription as an object: dropped (55 of 55), as an array of one it is kept;
+ * - each recording twice, its URL signed anew each time: stored twice, recording minutes doubled;
+ * - Get Call showing only the participants who joined: an "older state" than the entry (which
+ *   also lists invitees), partial on every run, nothing at stake.
+ * Each runs three nights (a new call before each after the first) and compares the database with
+ * the fake's truth after each.
+ */
+const BASE = { pageSize: 50, detailFetch: 'auto', lookbackHours: 24, concurrency: 4, maxAttempts: 3, requestTimeoutMs: 2_000 } as const;
+const tmp = tempDir('callsync-get-shapes-');
+afterAll(() => tmp.cleanup());
+
+const near = (a: unknown, b: unknown): boolean => (typeof a === 'number' && typeof b === 'number' ? Math.abs(a - b) < 1e-6 : (a ?? null) === (b ?? null));
+
+/** How the stored calls differ from the fake's truth; `invitees`: participants who never joined are not compared. */
+async function mismatches(service: FakeCallsService, database: string, invitees = true): Promise<string[]> {
+  return withStore(database, async ({ db }) => {
+    const calls = new Map((await db.selectFrom('calls').selectAll().execute()).map((c) => [c.session_id, c]));
+    const parts = await db.selectFrom('call_participants').selectAll().execute();
+    const recs = await db.selectFrom('call_recordings').select(['session_id']).execute();
+    const trs = await db.selectFrom('call_transcriptions').select(['session_id']).execute();
+    const out: string[] = [];
+    for (const f of service.calls) {
+      const c = calls.get(f.sessionId);
+      if (!c) {
+        out.push(`${f.sessionId}: not stored`);
+        continue;
+      }
+      const same: [string, unknown, unknown][] = [['type', c.type, f.type], ['mode', c.mode, f.mode], ['receiver', c.receiver, f.receiver], ['status', c.status, f.status], ['started_at', c.started_at, f.startedAt]];
+      for (const [k, got, want] of same) if ((got ?? null) !== (want ?? null)) out.push(`${f.sessionId}: ${k} ${String(got)}, truth ${String(want)}`);
+      if (!near(c.total_audio_minutes, f.totalAudioMinutes) || !near(c.total_video_minutes, f.totalVideoMinutes)) out.push(`${f.sessionId}: call minutes`);
+      const p = (uid: string, device: string, t: unknown): string => `${uid}/${device}/${Number(t).toFixed(6)}`;
+      const stored = parts.filter((x) => x.session_id === f.sessionId).map((x) => p(x.uid, x.device_id, x.total_duration_minutes)).sort();
+      const truth = f.participants.filter((x) => invitees || x.isJoined).map((x) => p(x.uid, x.deviceId ?? '', x.totalDuration)).sort();
+      if (stored.join() !== truth.join()) out.push(`${f.sessionId}: participants ${stored.join()} | truth ${truth.join()}`);
+      const n = (list: { session_id: string }[]): number => list.filter((r) => r.session_id === f.sessionId).length;
+      const fr = Array.isArray(f.recordings) ? f.recordings.length : 0;
+      const ft = Array.isArray(f.transcriptions) ? f.transcriptions.length : 0;
+      if (n(recs) !== fr || n(trs) !== ft) out.push(`${f.sessionId}: ${n(recs)} recording(s), ${n(trs)} transcription(s), truth ${fr}, ${ft}`);
+    }
+    return out;
+  });
+}
+
+/**
+ * Three nights against a fake with `opts`: each run must be ok and exact (`loud`: a run may be
+ * partial instead, never ok with anything wrong, and the last must be ok and exact).
+ */
+async function nights(name: string, opts: FakeOptions, extra: Record<string, unknown> = {}, o: { setup?: (s: FakeCallsService) => void; invitees?: boolean; loud?: boolean } = {}): Promise<void> {
+  const service = await FakeCallsService.start({ calls: 300, ongoing: 0, ...opts });
+  o.setup?.(service);
+  const database = join(tmp.dir, `${name}.db`);
+  try {
+    const settings = settingsAt(service.baseUrls('app1'), database, { ...BASE, ...extra });
+    for (let night = 0; night < 3; night++) {
+      if (night > 0) {
+        await withStore(database, ({ db }) => sql`update calls set synced_at = synced_at - 7200`.execute(db));
+        service.addCall({ at: Math.floor(Date.now() / 1000) - 300, status: 'ended' });
+      }
+      const r = (await syncWith(settings)).results[0]!;
+      const wrong = await mismatches(service, database, o.invitees ?? true);
+      if (o.loud && night < 2 && r.status !== 'ok') continue;
+      expect({ night, status: r.status, error: r.error, wrong: wrong.slice(0, 3) }).toEqual({ night, status: 'ok', error: undefined, wrong: [] });
+    }
+  } finally {
+    await service.close();
+  }
+}
+
+/** The answer states its media (arrays, maybe empty) and leaves `keys` out. */
+const leaving = (...keys: string[]) => (a: Wire): Wire => {
+  const out: Wire = { ...a, recordings: a.recordings ?? [], transcriptions: a.transcriptions ?? [] };
+  for (const k of keys) delete out[k];
+  return out;
+};
+
+describe('Get Call answers shaped as the documentation allows: the database matches the service, ok', () => {
+  it.each([['type'], ['mode', 'receiverType'], ['receiver'], ['status']])('auto: Get Call leaving out %s (media stated): filled from the stored entry, no false finding', async (...keys) => {
+    await nights(`omit-${keys.join('-')}`, { seed: 612, getAnswer: leaving(...keys) });
+  });
+
+  it('always: Get Call leaving out type, calls asked again by id after a bare 404: type kept', async () => {
+    await nights('omit-type-always', { seed: 613, bare404First: 10, getAnswer: leaving('type') }, { detailFetch: 'always' }, { loud: true });
+  });
+
+  it.each(['auto', 'always'] as const)('%s: one transcription as an object, in the list and in Get Call: stored', async (detailFetch) => {
+    const single = (a: Wire): Wire => (Array.isArray(a.transcriptions) && a.transcriptions.length === 1 ? { ...a, transcriptions: a.transcriptions[0] } : a);
+    await nights(`one-transcription-${detailFetch}`, { seed: 670, getAnswer: single, listEntry: single }, { detailFetch }, {
+      setup: (s) => s.calls.filter((c) => c.status === 'ended').forEach((c, i) => {
+        if (i % 4 !== 0) return;
+        c.hasTranscription = true;
+        c.transcriptions = [{ tid: `${c.sessionId}-t0`, mid: 'm', roomName: 'r', startTime: c.startedAt, endTime: c.endedAt, transcriptDate: c.endedAt, transcriptUrl: `https://t.invalid/${c.sessionId}` }];
+      }),
+    });
+  });
+
+  it('always: each recording twice, its URL signed anew each time: stored once, its minutes once', async () => {
+    let sig = 0;
+    const signed = (r: Wire): Wire => ({ ...r, recording_url: `${String(r.recording_url)}?X-Amz-Signature=${(++sig).toString(16)}` });
+    await nights('recording-twice', { seed: 642, recordings: { every: 3, listed: 'all' }, getAnswer: (a) => (Array.isArray(a.recordings) ? { ...a, recordings: (a.recordings as Wire[]).flatMap((r) => [signed(r), signed(r)]) } : a) }, { detailFetch: 'always' });
+  });
+
+  it.each(['auto', 'always'] as const)('%s: Get Call showing only those who joined, the list invitees too: ok, every participant with minutes stored', async (detailFetch) => {
+    const joinedOnly = (a: Wire): Wire => {
+      const ps = (a.participants as Wire[]).filter((p) => p.isJoined);
+      return { ...a, participants: ps, totalParticipants: ps.length };
+    };
+    await nights(`joined-only-${detailFetch}`, { seed: 660, getAnswer: joinedOnly }, { detailFetch }, { invitees: false });
+  });
+});
