@@ -4,7 +4,7 @@ import { ApiError, refusesKey } from '../source/errors.js';
 import type { ApiCall } from '../source/schemas.js';
 import type { RetryReason } from '../store/retries-repo.js';
 import type { CallRows, NewRejectedRow } from '../store/schema.js';
-import { apiCallToRows, parseCall, rowsToCompare } from '../transform/call-rows.js';
+import { apiCallToRows, parseCall, rowsToCompare, sessionStatedTwice } from '../transform/call-rows.js';
 import { rejectedRow } from '../transform/rejected-row.js';
 import type { Logger } from '../log/logger.js';
 import { olderThanListed } from './answer-check.js';
@@ -270,6 +270,12 @@ export class DetailFetcher {
     const older = p.json !== undefined ? olderThanListed(p.call, listed) : undefined;
     if (older) {
       unusable(`Get Call answered an older state of the call than its list entry (${older})`, 'unusable_detail');
+      return;
+    }
+    // One session stated twice, differently: neither is known to hold, and both stored count it twice.
+    const twice = sessionStatedTwice(listed.participants ?? []);
+    if (twice) {
+      unusable(`Get Call's answer contradicts itself: ${twice}`, 'unusable_detail');
       return;
     }
     // A call asked again to compare (SettleAudit) has its previous answer at hand; one asked by id

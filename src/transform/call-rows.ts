@@ -4,9 +4,9 @@ import { fastParseCall } from '../source/call-fastpath.js';
 import type { CallRows, NewCallRow, NewParticipantRow, NewRecordingRow, NewTranscriptionRow } from '../store/schema.js';
 import { isFinalCall } from './call-status.js';
 import { parseTimer } from './duration.js';
-import { deviceIdOf, distinctParticipantEntries, distinctParticipants } from './participant-entries.js';
+import { deviceIdOf, distinctParticipantEntries, distinctParticipants, sessionStatedTwice } from './participant-entries.js';
 
-export { deviceIdOf, distinctParticipantEntries, distinctParticipants } from './participant-entries.js';
+export { deviceIdOf, distinctParticipantEntries, distinctParticipants, sessionStatedTwice } from './participant-entries.js';
 
 export interface CallRowContext {
   appId: string;
@@ -352,6 +352,8 @@ export function listEntryIsComplete(call: ApiCall): boolean {
   // An entry repeated exactly is not two sessions: a list entry repeating one inflated the call's
   // user-minutes, ok (probe round 9, F3). Get Call decides.
   if (call.participants.length > 1 && distinctParticipantEntries(call) < call.participants.length) return false;
+  // One session stated twice, differently: which statement holds is Get Call's to say (see sessionStatedTwice).
+  if (call.participants.length > 1 && sessionStatedTwice(call.participants) !== undefined) return false;
   // What an entry leaves unsaid is not known to be absent (the list's fields are not documented): an
   // entry with neither hasRecording nor recordings lost every recording as listed, and one without
   // its kind or parties stored NULLs there, its group call unseen, so the group's members were never

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { ApiParticipant } from '../../src/source/schemas.js';
-import { distinctParticipants } from '../../src/transform/participant-entries.js';
+import { distinctParticipants, sessionStatedTwice } from '../../src/transform/participant-entries.js';
 
 const entry = (uid: string, device: string, joinedAt: number, minutes: number): ApiParticipant =>
   ({ uid, deviceId: device, joinedAt, leftAt: joinedAt + 60, totalAudioMinutes: minutes, totalVideoMinutes: 0, totalDuration: minutes }) as ApiParticipant;
@@ -29,5 +29,22 @@ describe('distinctParticipants: exact repeats are one entry, anything else is ke
     const absent = { ...a, leftAt: undefined } as ApiParticipant;
     const nul = { ...a, leftAt: null } as ApiParticipant;
     expect(distinctParticipants([absent, nul])).toHaveLength(2);
+  });
+});
+
+describe('sessionStatedTwice: one user and device joining at one moment, stated with other leave times or minutes', () => {
+  const a = entry('u1', 'd1', 100, 1);
+  it('names the session; exact repeats, rejoins and other devices are not it', () => {
+    expect(sessionStatedTwice([a, { ...a, totalDuration: 1.0001 } as ApiParticipant])).toMatch(/participant "u1" on device "d1", joined at 100, is stated twice/);
+    expect(sessionStatedTwice([a, { ...a, leftAt: undefined } as ApiParticipant])).toBeDefined();
+    expect(sessionStatedTwice([a, { ...a }])).toBeUndefined();
+    expect(sessionStatedTwice([a, entry('u1', 'd1', 160, 1), entry('u1', 'd2', 100, 1), entry('u2', 'd1', 100, 1)])).toBeUndefined();
+    expect(sessionStatedTwice([{ ...a, joinedAt: null }, { ...a, joinedAt: null, totalDuration: 2 }] as ApiParticipant[])).toBeUndefined();
+  });
+
+  it('the same over 64 entries', () => {
+    const many = Array.from({ length: 70 }, (_, i) => entry(`u${i}`, 'd', 100, 1));
+    expect(sessionStatedTwice(many)).toBeUndefined();
+    expect(sessionStatedTwice([...many, { ...many[40]!, totalDuration: 3 } as ApiParticipant])).toMatch(/"u40"/);
   });
 });
