@@ -46,6 +46,7 @@ export function appSummaryJson(r: AppSyncResult, database: string): Record<strin
     callsWritten: r.callsWritten,
     callsFromList: r.callsFromList,
     detailFetches: r.detailFetches,
+    auditedAgain: r.auditedAgain,
     notFound: r.notFound,
     rejected: r.rejected,
     failedCalls: r.failedCalls,

@@ -6,6 +6,7 @@ import type { RetryReason } from '../store/retries-repo.js';
 import type { CallRows, NewRejectedRow } from '../store/schema.js';
 import { apiCallToRows, parseCall, rowsToCompare, sessionStatedTwice } from '../transform/call-rows.js';
 import { rejectedRow } from '../transform/rejected-row.js';
+import { rowsDiffer } from '../transform/compare-rows.js';
 import type { Logger } from '../log/logger.js';
 import { olderThanListed } from './answer-check.js';
 import { filledKeys, fillFromStored, lacksParts, looksUnsettled, withEarlierFields, type StoredAnswer } from './answer-fill.js';
@@ -304,8 +305,11 @@ export class DetailFetcher {
     // such answer provisional, and the audit was owed for good, the media finding never made.
     if (p.owedAudit && entry) {
       const got = stored?.call ?? listed;
-      d.audit?.check(entry, got, rowsToCompare(got));
+      const rows = rowsToCompare(got);
+      d.audit?.check(entry, got, rows);
       owed = false;
+      // A drawn audit that agrees with the entry leaves the call as it was stored.
+      if (p.drawn && !stored?.provisional && rowsDiffer(rowsToCompare(entry), rows).length === 0) return;
     }
     // What the stored answer supplies may no longer hold (fillFromStored): then this is no answer.
     if (stored?.provisional) {

@@ -135,7 +135,7 @@ export async function followUpFetches(input: FollowUpInput): Promise<FollowUpRes
     const drawn = [...input.auditListed.unreached.filter((c) => !skip(c.sessionId)), ...earlier];
     for (const c of drawn) done.add(c.sessionId);
     out.listedAudited = drawn.length;
-    await run(drawn.map((c) => pendingById(c.sessionId, { owedAudit: true, listFingerprint: c.listFingerprint })));
+    await run(drawn.map((c) => pendingById(c.sessionId, { owedAudit: true, drawn: true, listFingerprint: c.listFingerprint })));
   }
 
   const refetch = input.refetchListed();

@@ -55,6 +55,11 @@ export interface Pending {
    * answer is compared with the entry it is stored from (see ListAudit.unanswered).
    */
   owedAudit?: boolean;
+  /**
+   * Drawn after the listing among calls stored from their entry (see followUpFetches): an answer
+   * stating nothing other than that entry is not written (the call is not rewritten to no purpose).
+   */
+  drawn?: boolean;
 }
 
 /** A call known only by its id (live, on the retry list, unsettled): Get Call supplies all of it. */

@@ -295,10 +295,10 @@ export async function syncApp(deps: SyncDeps, settings: Settings, app: AppSettin
     // Live calls the listing did not show, the retry list, calls that look unsettled, and calls
     // stored from list entries once such entries are known to leave media out or to differ.
     if (!fetcher.fatal && !backfill) {
-      await followUpFetches({
+      r.auditedAgain = (await followUpFetches({
         db, appId: app.appId, region: app.region, now: unixSeconds(clock), liveMaxDays: settings.liveMaxDays, settleDays: settings.settleDays,
         listedLive, fetched: fetcher.fetched, fetchAndWrite, refetchListed: () => audit?.refetchListed, runStartedAt, settle, auditListed: audit && { unreached: audit.unreachedDraws() }, stopped: () => fetcher.fatal !== undefined || opts.signal?.aborted === true,
-      });
+      })).listedAudited;
       await writer.flush();
       writer.throwIfFailed();
       const late = audit ? await audit.save(db, app.appId, app.region) : undefined;

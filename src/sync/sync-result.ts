@@ -46,6 +46,11 @@ export interface AppSyncResult {
   callsWritten: number;
   callsFromList: number;
   detailFetches: number;
+  /**
+   * Of detailFetches, calls stored from their list entry asked for again after the listing, to
+   * compare with that entry (detailFetch auto: ListAudit.unreachedDraws, LISTED_AUDITS).
+   */
+  auditedAgain: number;
   notFound: number;
   rejected: number;
   failedCalls: number;
@@ -88,7 +93,7 @@ export interface AppSyncResult {
 
 export function emptyResult(appId: string, region: string, mode: SyncMode): AppSyncResult {
   return {
-    appId, region, mode, status: 'ok', pages: 0, callsSeen: 0, callsWritten: 0, callsFromList: 0, detailFetches: 0, notFound: 0, rejected: 0,
+    appId, region, mode, status: 'ok', pages: 0, callsSeen: 0, callsWritten: 0, callsFromList: 0, detailFetches: 0, auditedAgain: 0, notFound: 0, rejected: 0,
     failedCalls: 0, failedKept: 0, unreadCalls: 0, disputedCalls: 0, groupsSynced: 0, membersSynced: 0, groupsNotFound: 0, requests: 0, requestsByKind: {}, retries: 0, rateLimited: 0, durationMs: 0, writeMs: 0,
   };
 }

@@ -1,7 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { CallRows } from '../../src/store/schema.js';
-import { apiCallToRows, fingerprint, parseCall } from '../../src/transform/call-rows.js';
+import { apiCallToRows, distinctParticipantEntries, fingerprint, parseCall } from '../../src/transform/call-rows.js';
+import type { ApiCall } from '../../src/source/schemas.js';
 
 /**
  * Property: the normaliser (parseCall, then apiCallToRows) never throws, whatever JSON it is given.
@@ -63,7 +64,7 @@ const callLike = fc
     }),
   );
 
-function checkRows(rows: CallRows, raw: unknown): void {
+function checkRows(rows: CallRows, raw: unknown, call: ApiCall): void {
   const values = [rows.call, ...rows.participants, ...rows.recordings].flatMap((r) => Object.values(r));
   for (const v of values) {
     if (typeof v === 'number') expect(Number.isFinite(v), `non-finite ${v}`).toBe(true);
@@ -72,15 +73,16 @@ function checkRows(rows: CallRows, raw: unknown): void {
   }
   expect(rows.call.session_id).toBe((raw as { sessionId: string }).sessionId);
   expect(JSON.stringify(JSON.parse(rows.payload.raw_json))).toBe(JSON.stringify(raw));
+  // Every participant entry, an exact repeat once (one session stated twice: distinctParticipants).
   const listed = (raw as { participants?: unknown }).participants;
-  expect(rows.participants).toHaveLength(Array.isArray(listed) ? listed.length : 0);
+  expect(rows.participants).toHaveLength(Array.isArray(listed) ? distinctParticipantEntries(call) : 0);
   expect(rows.call.participant_rows).toBe(rows.participants.length);
   expect([0, 1]).toContain(rows.call.is_final);
 }
 
 function normalise(raw: unknown): void {
   const parsed = parseCall(raw, 'fallback-key');
-  if (parsed.ok) checkRows(apiCallToRows(parsed.call, raw, ctx), raw);
+  if (parsed.ok) checkRows(apiCallToRows(parsed.call, raw, ctx), raw, parsed.call);
   else {
     expect(parsed.reason.length).toBeGreaterThan(0);
     expect(parsed.key.length).toBeGreaterThan(0);
