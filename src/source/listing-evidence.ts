@@ -332,13 +332,13 @@ export class ListingEnd {
    */
   unproved(distinct: number): string | undefined {
     // A total below the distinct count listed is no total (#understated): the same checks apply.
-    // A page count beyond both the pages read and what the total fills at the size asked disagrees
-    // with the total: a first page stating its own count (45) beside total_pages 3, the rest hidden
-    // after paging, ended ok with 45 of 139 calls (session 29's probe).
+    // A page count beyond both the pages read and what the total fills at the size served (and one
+    // more: `floor(total / size) + 1`, a common slip, on an exact multiple) disagrees with the
+    // total: a first page stating its own count (45) beside total_pages 3, the rest hidden after
+    // paging, ended ok with 45 of 139 calls (session 29's probe).
     if (this.#minTotal !== undefined && !this.#understated(distinct)) {
       const reported = this.#lastTotalPages;
-      // (At the size served: servers compute the page count from it or from the size asked.)
-      if (reported === undefined || this.#pagesReached >= reported || reported <= Math.ceil(this.#maxTotal! / Math.max(1, Math.min(this.requestedSize, this.#largest)))) return undefined;
+      if (reported === undefined || this.#pagesReached >= reported || reported <= 1 + Math.ceil(this.#maxTotal! / Math.max(1, Math.min(this.requestedSize, this.#largest)))) return undefined;
       return `${this.what} reported ${reported} pages and a total of ${this.#maxTotal}, but its pages ended after ${this.#pagesReached}`;
     }
     const noTotal = this.#maxTotal === undefined ? 'no total' : `a total (${this.#maxTotal}) below the ${distinct} ${this.noun} it listed`;

@@ -132,6 +132,8 @@ const CASES: Case[] = [
   // A total stating each page's own count (50, 50, 30) read as calls removed: the listing stepped
   // back, saw the short page before full ones, and every run on a clean server was partial (session
   // 28's scratch sweep). Such totals are now read as absent (the listing is proved as one without).
+  // helper-62: `floor(total / size) + 1` pages, one too many on an exact multiple (the total honest).
+  { name: 'honest total, total_pages floor(total / size) + 1 (3 full pages)', fake: { calls: THREE_FULL_PAGES, rewriteList: ({ data, pagination, size }) => ({ data, pagination: { ...pagination, total_pages: Math.floor((pagination.total as number) / size) + 1 } }) }, expect: 'strong' },
   { name: 'total each page\'s own count, total_pages honest', fake: { total: 'page' }, expect: 'strong' },
   { name: 'total each page\'s own count, total_pages 1', fake: { total: 'page', totalPages: 1 }, expect: 'strong' },
   { name: 'total each page\'s own count, no total_pages', fake: { total: 'page', totalPages: 'absent' }, expect: 'strong' },
