@@ -184,7 +184,7 @@ export class CallListing {
 
   async *#pass(firstPass: boolean): AsyncGenerator<CallsPage, PassResult, undefined> {
     const end = new ListingEnd(this.#pageSize);
-    this.#ties.startPass();
+    this.#ties.startPass(this.#pageSize);
     /**
      * Ids seen in this pass: whether a page brought anything new (the union across passes is
      * #distinct). The first pass's ids are #distinct itself: a second set of the same ids cost

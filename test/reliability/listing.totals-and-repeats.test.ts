@@ -26,6 +26,8 @@ const SEEDS: Record<keyof typeof PROBE_SCENARIOS, number[]> = {
   removalAndInsertAmongTies: [27, 38, 39, 47, 49, 51, 53, 67, 73, 75, 87],
   perPageTotal: [35, 49, 70, 84],
   noTotalAmongTies: [26],
+  cappedPerPageTotalsAmongTies: [22, 28],
+  capMidListingNoTotalAmongTies: [21, 22, 23, 24, 25, 26, 27, 28, 29, 30],
 };
 
 describe('whole listings: never ok with a call missing', () => {

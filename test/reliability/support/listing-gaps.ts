@@ -77,6 +77,17 @@ export const PROBE_SCENARIOS = {
   // across a page boundary: both passes skipped the same call, ok, 1 missing (seeds 13, 15, 26; with
   // no total_pages either, seed 1).
   noTotalAmongTies: (s: number): Scenario => ({ pageSize: sizeOf(s), fake: { calls: sizeOf(s) * 4 + (s % 7), total: 'absent', ...(s % 2 ? { totalPages: 'absent' as const } : {}), tiedBlock: tiesAt(s, sizeOf(s), sizeOf(s) * 4 + (s % 7)) } }),
+  // Session 29 (helper-62): pages capped at 20 of 50 with offsets by 50, per-page totals, ties
+  // ordered anew at a 20-boundary: the one pass read at the served size had its boundary ties
+  // unheld (EdgeTies held the first pass's, read at 50): ok, 2–3 missing (8 of 30). EdgeTies now
+  // starts anew with a pass read at another size.
+  cappedPerPageTotalsAmongTies: (s: number): Scenario => ({ pageSize: 50, fake: {
+    calls: 150 + (s % 7), cap: 20, offsetByRequested: true, total: 'page', tiedBlock: { at: 20 * (3 + (s % 3)) - 3, size: 4 + (s % 6), ties: 'random' },
+  } }),
+  // The same cause with no total at all, a cap beginning mid-listing (7 of 30, before session 29).
+  capMidListingNoTotalAmongTies: (s: number): Scenario => ({ pageSize: 50, fake: {
+    calls: 298, total: 'absent', cap: 30, capAfterRequests: 2 + (s % 3), offsetByRequested: true, tiedBlock: { at: 30 * (3 + (s % 3)) - 3, size: 4 + (s % 6), ties: 'random' },
+  } }),
   perPageTotal: (s: number): Scenario => ({ pageSize: sizeOf(s), fake: { calls: sizeOf(s) * 4 + (s % 7), tiedBlock: tiesAt(s, sizeOf(s), sizeOf(s) * 4 + (s % 7)), rewriteList: ({ data, pagination }) => ({ data, pagination: { ...pagination, total: data.length } }) } }),
 };
 
@@ -132,17 +143,6 @@ export const KNOWN_GAPS: Record<string, { seeds: number[]; make: (s: number) => 
       if (second(index === k)) svc.addCall({ at: timeAt(newest(svc), (k + 1) * size + 3), status: 'ended' });
     } } };
   } },
-  // Session 29 (helper-62), seeds 1–30 (the ones that fail vary): pages capped at 20 of 50 with
-  // offsets by 50, per-page totals, ties ordered anew at a 20-boundary: the first page's own-count
-  // total skips the capped-page check, and the one pass read at the served size is not paired with
-  // another nor are its boundary ties held (EdgeTies holds pass 0's): ok, 2–3 missing (8 of 30).
-  cappedPerPageTotalsAmongTies: { seeds: Array.from({ length: 30 }, (_, i) => i + 1), make: (s) => ({ pageSize: 50, fake: {
-    calls: 150 + (s % 7), cap: 20, offsetByRequested: true, total: 'page', tiedBlock: { at: 20 * (3 + (s % 3)) - 3, size: 4 + (s % 6), ties: 'random' },
-  } }) },
-  // The same cause with no total at all, a cap beginning mid-listing (7 of 30, predates session 29).
-  capMidListingNoTotalAmongTies: { seeds: Array.from({ length: 30 }, (_, i) => i + 1), make: (s) => ({ pageSize: 50, fake: {
-    calls: 298, total: 'absent', cap: 30, capAfterRequests: 2 + (s % 3), offsetByRequested: true, tiedBlock: { at: 30 * (3 + (s % 3)) - 3, size: 4 + (s % 6), ties: 'random' },
-  } }) },
   // No total: a listed call three places above page 3 (or 4) removed before each request of that
   // page, on both passes: nothing can show it without a count (30 of 30 ok with 1 missing).
   removalBeforeSamePageNoTotal: { seeds: [1, 2, 3], make: (s) => {
