@@ -26,7 +26,8 @@ export function withEarlierFields(earlier: ApiCall, got: ApiCall): ApiCall {
   for (const k in had) {
     // "__proto__" as data (JSON.parse makes it an own key) would set the copy's prototype here.
     if (k === '__proto__' || have[k] !== undefined || had[k] === undefined) continue;
-    if ((k === 'recordings' && have.hasRecording === false) || (k === 'transcriptions' && have.hasTranscription === false)) continue;
+    // The SDK's single `recordingUrl` too: refilled, a deleted recording stayed stored, ok (helper-63).
+    if (((k === 'recordings' || k === 'recordingUrl') && have.hasRecording === false) || (k === 'transcriptions' && have.hasTranscription === false)) continue;
     (out ??= { ...have })[k] = had[k];
   }
   return (out ?? got) as ApiCall;

@@ -154,6 +154,10 @@ export class DetailFetcher {
      * fingerprint, so the next listing that shows the call asks for it with that entry alone.
      */
     const unusable = (reason: string, kind: 'unusable_detail' | 'get_failed', keep = false, disputed = false): void => {
+      // A drawn audit (see followUpFetches) only looks: what is stored stays, and no answer is owed.
+      // Owed, an old call whose recordings retention had removed (an answer "older than its entry")
+      // or that Get Call refuses made every later run partial (helper-63).
+      if (p.drawn) return;
       this.fetched.add(id);
       // A call whose list entry did not parse stays rejected, as it was before it was asked for.
       if (p.unreadableEntry) {
@@ -191,10 +195,18 @@ export class DetailFetcher {
         return;
       }
       if (err instanceof ApiError && err.kind === 'aborted') return; // not written: the next run fetches it
+      // An audited entry whose call Get Call refuses (a code of its own): no answer will ever be
+      // compared with it. It is stored from its entry as any entry not drawn, and the audit goes to a
+      // later one (#audited); owed, it made every later run partial (helper-63 F7).
+      if (p.audit && p.json !== undefined && err instanceof ApiError && err.kind === 'auth') {
+        w.rows.push(apiCallToRows(p.call, undefined, { appId: d.appId, region: d.region, now: d.nowSeconds(), source: 'list', listFingerprint: p.listFingerprint, rawJson: p.json }));
+        return;
+      }
       unusable((err as Error).message, 'get_failed');
       return;
     }
     const now = d.nowSeconds();
+    if (!got.found && p.drawn) return; // a drawn audit only looks (above): Get Call forgetting old calls marks none
     if (!got.found) {
       if (p.unreadableEntry) {
         d.counters.unreadCalls++;

@@ -129,12 +129,15 @@ function transcriptionRows(call: ApiCall, appId: string): NewTranscriptionRow[] 
  * Adds the row `make(id)` under `id`: the same recording (or transcription) listed twice is kept
  * once, but a different one under an id already taken (parts of a recording sharing its rid) is
  * kept too, as `id#2`, `id#3`…: keyed by id alone, the second replaced the first (a hostile fake:
- * 23 of 46 recordings, half their minutes, lost, ok). Its URL (`url`) is no part of what it is: a
- * service signs each URL anew, and a recording repeated with two signatures was stored twice, its
- * minutes counted twice, ok (session 29's probe).
+ * 23 of 46 recordings, half their minutes, lost, ok). Its URL's query (`url`) is no part of what it
+ * is: a service signs each URL anew, and a recording repeated with two signatures was stored twice,
+ * its minutes counted twice, ok (session 29's probe).
  */
 function keepOnce<R extends object>(rows: Map<string, R>, id: string, url: keyof R, make: (key: string) => R): void {
-  const content = JSON.stringify({ ...make(''), [url]: null });
+  const row = make('');
+  // The URL without its query (the signature): another path is another file (.mp4 and .m4a, helper-63).
+  const u = row[url];
+  const content = JSON.stringify({ ...row, [url]: typeof u === 'string' ? u.split('?')[0] : u });
   for (let n = 1; ; n++) {
     const key = n === 1 ? id : `${id}#${n}`;
     const taken = rows.get(key);

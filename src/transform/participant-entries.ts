@@ -11,16 +11,20 @@ export function deviceIdOf(p: ApiParticipant): string {
   return d == null ? '' : String(d);
 }
 
-/** A participant entry's user, device, times and minutes: two entries alike in all of them are one entry repeated. */
+/**
+ * A participant entry's user, device, times, minutes and state: two entries alike in all of them
+ * are one entry repeated. The state counts: one user rung twice (rejected, then unanswered), both
+ * at zero, is two invitations (an invitee's row was lost when it did not: helper-63).
+ */
 function participantEntryKey(p: ApiParticipant): string {
-  return `${p.uid}\u0000${deviceIdOf(p)}\u0000${p.joinedAt}\u0000${p.leftAt}\u0000${p.totalAudioMinutes}\u0000${p.totalVideoMinutes}\u0000${p.totalDuration ?? p.totalDurationInMinutes}`;
+  return `${p.uid}\u0000${deviceIdOf(p)}\u0000${p.joinedAt}\u0000${p.leftAt}\u0000${p.totalAudioMinutes}\u0000${p.totalVideoMinutes}\u0000${p.totalDuration ?? p.totalDurationInMinutes}\u0000${p.state}\u0000${p.isJoined ?? p.hasJoined}`;
 }
 
-/** Whether two participant entries are alike in user, device, times and minutes (participantEntryKey's fields). */
+/** Whether two participant entries are alike in participantEntryKey's fields. */
 function sameEntry(a: ApiParticipant, b: ApiParticipant): boolean {
   return a.uid === b.uid && a.joinedAt === b.joinedAt && a.leftAt === b.leftAt && a.totalAudioMinutes === b.totalAudioMinutes
     && a.totalVideoMinutes === b.totalVideoMinutes && (a.totalDuration ?? a.totalDurationInMinutes) === (b.totalDuration ?? b.totalDurationInMinutes)
-    && deviceIdOf(a) === deviceIdOf(b);
+    && a.state === b.state && (a.isJoined ?? a.hasJoined) === (b.isJoined ?? b.hasJoined) && deviceIdOf(a) === deviceIdOf(b);
 }
 
 /**
@@ -56,34 +60,44 @@ export function distinctParticipantEntries(call: ApiCall): number {
 
 /**
  * Two entries of one session stated differently, if any: the same user and device joining at the
- * same moment, with other leave times or minutes (exact repeats are one entry, see
- * distinctParticipants). Which one holds is not known, and both stored count the session twice
- * (a Get Call repeating each participant with its minutes rounded, or without its leftAt: 1,940
- * user-minutes stored as 3,243, ok: session 29's probe). A device rejoining has a later joinedAt.
+ * same moment and leaving at the same moment (or one of them without a leave time), with other
+ * minutes (exact repeats are one entry, see distinctParticipants). Which one holds is not known,
+ * and both stored count the session twice (a Get Call repeating each participant with its minutes
+ * rounded, or without its leftAt: 1,940 user-minutes stored as 3,243, ok: session 29's probe).
+ * Two leave times stated are two sessions (a device dropping and rejoining within the second), and
+ * entries that never joined (no join time, 0, or said so) are invitations, not sessions: both made
+ * every run partial when they were read as one session (helper-63).
  */
 export function sessionStatedTwice(ps: readonly ApiParticipant[]): string | undefined {
   if (ps.length < 2) return undefined;
-  const distinct = distinctParticipants(ps);
-  if (distinct.length > 64) {
-    const seen = new Set<string>();
-    for (const p of distinct) {
-      if (p.joinedAt == null) continue;
-      const k = `${p.uid}\u0000${deviceIdOf(p)}\u0000${p.joinedAt}`;
-      if (seen.has(k)) return twice(p);
-      seen.add(k);
+  const joined = distinctParticipants(ps).filter((p) => p.joinedAt != null && p.joinedAt > 0 && (p.isJoined ?? p.hasJoined) !== false);
+  if (joined.length < 2) return undefined;
+  const clash = (p: ApiParticipant, q: ApiParticipant): boolean => q.leftAt == null || p.leftAt == null || q.leftAt === p.leftAt;
+  if (joined.length <= 16) {
+    // Pairwise: no key text on the hot path (every Get answer and complete entry comes here).
+    for (let i = 1; i < joined.length; i++) {
+      const p = joined[i]!;
+      for (let j = 0; j < i; j++) {
+        const q = joined[j]!;
+        if (q.joinedAt === p.joinedAt && q.uid === p.uid && deviceIdOf(q) === deviceIdOf(p) && clash(p, q)) return twice(p);
+      }
     }
     return undefined;
   }
-  for (let i = 1; i < distinct.length; i++) {
-    const p = distinct[i]!;
-    if (p.joinedAt == null) continue;
-    for (let j = 0; j < i; j++) {
-      const q = distinct[j]!;
-      if (q.joinedAt === p.joinedAt && q.uid === p.uid && deviceIdOf(q) === deviceIdOf(p)) return twice(p);
+  // Grouped by user, device and join time.
+  const byStart = new Map<string, ApiParticipant[]>();
+  for (const p of joined) {
+    const k = `${p.uid}\u0000${deviceIdOf(p)}\u0000${p.joinedAt}`;
+    const same = byStart.get(k);
+    if (!same) {
+      byStart.set(k, [p]);
+      continue;
     }
+    if (same.some((q) => clash(p, q))) return twice(p);
+    same.push(p);
   }
   return undefined;
 }
 
 const twice = (p: ApiParticipant): string =>
-  `participant ${JSON.stringify(String(p.uid ?? '').slice(0, 80))} on device ${JSON.stringify(deviceIdOf(p).slice(0, 80))}, joined at ${p.joinedAt}, is stated twice with other leave times or minutes`;
+  `participant ${JSON.stringify(String(p.uid ?? '').slice(0, 80))} on device ${JSON.stringify(deviceIdOf(p).slice(0, 80))}, joined at ${p.joinedAt}, is stated twice with other minutes or without a leave time`;
