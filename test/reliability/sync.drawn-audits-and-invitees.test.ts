@@ -5,6 +5,7 @@ import { syncWith, tempDir, withStore } from '../helpers/harness.js';
 import { differsSetting } from '../../src/sync/list-audit.js';
 import { FakeCallsService, type FakeCall, type FakeOptions, type Wire } from './support/fake-calls-service.js';
 import { settingsAt } from './support/matrix.js';
+import { callsVsTruth } from './support/stored-vs-truth.js';
 
 /**
  * Session 29's third probe (helper-63) of that session's own changes, each a run that was partial
@@ -24,32 +25,6 @@ import { settingsAt } from './support/matrix.js';
 const BASE = { pageSize: 50, detailFetch: 'auto', lookbackHours: 24, concurrency: 4, maxAttempts: 3, requestTimeoutMs: 2_000 } as const;
 const tmp = tempDir('callsync-drawn-audits-');
 afterAll(() => tmp.cleanup());
-const near = (a: unknown, b: unknown): boolean => (typeof a === 'number' && typeof b === 'number' ? Math.abs(a - b) < 1e-6 : (a ?? null) === (b ?? null));
-
-async function mismatches(service: FakeCallsService, database: string): Promise<string[]> {
-  return withStore(database, async ({ db }) => {
-    const calls = new Map((await db.selectFrom('calls').selectAll().execute()).map((c) => [c.session_id, c]));
-    const parts = await db.selectFrom('call_participants').selectAll().execute();
-    const recs = await db.selectFrom('call_recordings').select(['session_id']).execute();
-    const out: string[] = [];
-    for (const f of service.calls) {
-      const c = calls.get(f.sessionId);
-      if (!c) { out.push(`${f.sessionId}: not stored`); continue; }
-      const same: [string, unknown, unknown][] = [['type', c.type, f.type], ['status', c.status, f.status], ['started_at', c.started_at, f.startedAt], ['has_recording', c.has_recording, f.hasRecording ? 1 : 0]];
-      for (const [k, got, want] of same) if ((got ?? null) !== (want ?? null)) out.push(`${f.sessionId}: ${k} ${String(got)}, truth ${String(want)}`);
-      if (!near(c.total_audio_minutes, f.totalAudioMinutes) || !near(c.total_video_minutes, f.totalVideoMinutes)) out.push(`${f.sessionId}: call minutes ${c.total_audio_minutes}/${c.total_video_minutes} truth ${f.totalAudioMinutes}/${f.totalVideoMinutes}`);
-      const p = (uid: string, device: string, t: unknown): string => `${uid}/${device}/${Number(t).toFixed(6)}`;
-      const stored = parts.filter((x) => x.session_id === f.sessionId).map((x) => p(x.uid, x.device_id, x.total_duration_minutes)).sort();
-      const truth = f.participants.map((x) => p(x.uid, x.deviceId ?? '', x.totalDuration)).sort();
-      if (stored.join() !== truth.join()) out.push(`${f.sessionId}: participants ${stored.join()} | truth ${truth.join()}`);
-      const n = recs.filter((r) => r.session_id === f.sessionId).length;
-      const fr = Array.isArray(f.recordings) ? f.recordings.length : 0;
-      if (n !== fr) out.push(`${f.sessionId}: ${n} recording(s), truth ${fr}`);
-    }
-    return out;
-  });
-}
-
 interface Night { night: number; recentWrong: number; firstRecentWrong?: string | undefined; status: string; error?: string | undefined; wrong: number; firstWrong?: string | undefined; detailFetches: number; auditedAgain: number; notFound: number; failed: number; retries: number; differs: boolean }
 
 async function nights(name: string, opts: FakeOptions, o: { n?: number; extra?: Record<string, unknown>; setup?: (s: FakeCallsService) => void; between?: (s: FakeCallsService, night: number) => void; full?: (night: number) => boolean } = {}): Promise<Night[]> {
@@ -66,7 +41,7 @@ async function nights(name: string, opts: FakeOptions, o: { n?: number; extra?: 
         o.between?.(service, night);
       }
       const r = (await syncWith(settings, o.full?.(night) ? { full: true } : {})).results[0]!;
-      const wrong = await mismatches(service, database);
+      const wrong = await callsVsTruth(service, database);
       const extra = await withStore(database, async ({ db }) => ({
         retries: Number((await sql<{ n: number }>`select count(*) as n from detail_retries`.execute(db)).rows[0]!.n),
         differs: (await db.selectFrom('callsync_settings').select('value').where('key', '=', differsSetting('app1', 'us')).executeTakeFirst()) !== undefined,

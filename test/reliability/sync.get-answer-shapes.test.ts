@@ -4,6 +4,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { syncWith, tempDir, withStore } from '../helpers/harness.js';
 import { FakeCallsService, type FakeOptions, type Wire } from './support/fake-calls-service.js';
 import { settingsAt } from './support/matrix.js';
+import { callsVsTruth } from './support/stored-vs-truth.js';
 
 /**
  * Get Call answers shaped in ways the documentation allows, from a hostile probe of session 29
@@ -23,38 +24,6 @@ const BASE = { pageSize: 50, detailFetch: 'auto', lookbackHours: 24, concurrency
 const tmp = tempDir('callsync-get-shapes-');
 afterAll(() => tmp.cleanup());
 
-const near = (a: unknown, b: unknown): boolean => (typeof a === 'number' && typeof b === 'number' ? Math.abs(a - b) < 1e-6 : (a ?? null) === (b ?? null));
-
-/** How the stored calls differ from the fake's truth; `invitees`: participants who never joined are not compared. */
-async function mismatches(service: FakeCallsService, database: string, invitees = true): Promise<string[]> {
-  return withStore(database, async ({ db }) => {
-    const calls = new Map((await db.selectFrom('calls').selectAll().execute()).map((c) => [c.session_id, c]));
-    const parts = await db.selectFrom('call_participants').selectAll().execute();
-    const recs = await db.selectFrom('call_recordings').select(['session_id']).execute();
-    const trs = await db.selectFrom('call_transcriptions').select(['session_id']).execute();
-    const out: string[] = [];
-    for (const f of service.calls) {
-      const c = calls.get(f.sessionId);
-      if (!c) {
-        out.push(`${f.sessionId}: not stored`);
-        continue;
-      }
-      const same: [string, unknown, unknown][] = [['type', c.type, f.type], ['mode', c.mode, f.mode], ['receiver', c.receiver, f.receiver], ['status', c.status, f.status], ['started_at', c.started_at, f.startedAt]];
-      for (const [k, got, want] of same) if ((got ?? null) !== (want ?? null)) out.push(`${f.sessionId}: ${k} ${String(got)}, truth ${String(want)}`);
-      if (!near(c.total_audio_minutes, f.totalAudioMinutes) || !near(c.total_video_minutes, f.totalVideoMinutes)) out.push(`${f.sessionId}: call minutes`);
-      const p = (uid: string, device: string, t: unknown): string => `${uid}/${device}/${Number(t).toFixed(6)}`;
-      const stored = parts.filter((x) => x.session_id === f.sessionId).map((x) => p(x.uid, x.device_id, x.total_duration_minutes)).sort();
-      const truth = f.participants.filter((x) => invitees || x.isJoined).map((x) => p(x.uid, x.deviceId ?? '', x.totalDuration)).sort();
-      if (stored.join() !== truth.join()) out.push(`${f.sessionId}: participants ${stored.join()} | truth ${truth.join()}`);
-      const n = (list: { session_id: string }[]): number => list.filter((r) => r.session_id === f.sessionId).length;
-      const fr = Array.isArray(f.recordings) ? f.recordings.length : 0;
-      const ft = Array.isArray(f.transcriptions) ? f.transcriptions.length : 0;
-      if (n(recs) !== fr || n(trs) !== ft) out.push(`${f.sessionId}: ${n(recs)} recording(s), ${n(trs)} transcription(s), truth ${fr}, ${ft}`);
-    }
-    return out;
-  });
-}
-
 /**
  * Three nights against a fake with `opts`: each run must be ok and exact (`loud`: a run may be
  * partial instead, never ok with anything wrong, and the last must be ok and exact).
@@ -71,7 +40,7 @@ async function nights(name: string, opts: FakeOptions, extra: Record<string, unk
         service.addCall({ at: Math.floor(Date.now() / 1000) - 300, status: 'ended' });
       }
       const r = (await syncWith(settings)).results[0]!;
-      const wrong = await mismatches(service, database, o.invitees ?? true);
+      const wrong = await callsVsTruth(service, database, { invitees: o.invitees ?? true });
       if (o.loud && night < 2 && r.status !== 'ok') continue;
       expect({ night, status: r.status, error: r.error, wrong: wrong.slice(0, 3) }).toEqual({ night, status: 'ok', error: undefined, wrong: [] });
     }
@@ -128,7 +97,7 @@ describe('Get Call answers shaped as the documentation allows: the database matc
         const r = (await syncWith(settings)).results[0]!;
         expect(r.status).toBe('partial');
         expect(r.error).toMatch(/call\(s\) (asked for again )?lack details/);
-        expect(await mismatches(service, database)).toEqual([]);
+        expect(await callsVsTruth(service, database)).toEqual([]);
       }
       const why = await withStore(database, ({ db }) => db.selectFrom('calls').select('detail_error').where('detail_error', 'is not', null).executeTakeFirst());
       expect(why?.detail_error).toMatch(/contradicts itself: participant .* is stated twice/);

@@ -6,6 +6,7 @@ import { differsSetting } from '../../src/sync/list-audit.js';
 import { LISTED_AUDITS } from '../../src/sync/follow-ups.js';
 import { FakeCallsService, type FakeOptions, type Wire } from './support/fake-calls-service.js';
 import { settingsAt } from './support/matrix.js';
+import { callsVsTruth } from './support/stored-vs-truth.js';
 
 /**
  * detailFetch auto stores a list entry that looks whole without Get Call. What List Calls entries
@@ -20,39 +21,15 @@ const SETTINGS = { pageSize: 50, detailFetch: 'auto', lookbackHours: 24, concurr
 const tmp = tempDir('callsync-entry-trust-');
 afterAll(() => tmp.cleanup());
 
-const near = (a: number | null | undefined, b: number | null | undefined): boolean => a != null && b != null && Math.abs(a - b) < 1e-9;
-
-/** Every way the stored calls, participants, recordings and group members differ from the fake's truth. */
+/** Every way the stored calls and group members differ from the fake's truth. */
 async function mismatches(service: FakeCallsService, database: string): Promise<string[]> {
-  return withStore(database, async ({ db }) => {
-    const calls = new Map((await db.selectFrom('calls').selectAll().execute()).map((c) => [c.session_id, c]));
-    const parts = await db.selectFrom('call_participants').select(['session_id', 'uid', 'device_id', 'total_duration_minutes']).execute();
-    const recs = await db.selectFrom('call_recordings').select(['session_id', 'rid']).execute();
-    const members = await db.selectFrom('group_members').select(['guid', 'uid']).execute();
-    const out: string[] = [];
-    for (const f of service.calls) {
-      const c = calls.get(f.sessionId);
-      if (!c) {
-        out.push(`${f.sessionId}: not stored`);
-        continue;
-      }
-      const same: [string, unknown, unknown][] = [['type', c.type, f.type], ['mode', c.mode, f.mode], ['receiver_type', c.receiver_type, f.receiverType], ['receiver', c.receiver, f.receiver], ['initiator', c.initiator, f.initiator]];
-      for (const [k, got, want] of same) if (got !== want) out.push(`${f.sessionId}: ${k} ${String(got)}, truth ${String(want)}`);
-      if (!near(c.total_audio_minutes, f.totalAudioMinutes as number) || !near(c.total_video_minutes, f.totalVideoMinutes as number)) out.push(`${f.sessionId}: minutes`);
-      const p = (uid: string, device: string, minutes: number | null): string => `${uid}/${device}/${minutes?.toFixed(9)}`;
-      const stored = parts.filter((x) => x.session_id === f.sessionId).map((x) => p(x.uid, x.device_id, x.total_duration_minutes)).sort();
-      const truth = f.participants.map((x) => p(x.uid, x.deviceId ?? '', x.totalDuration)).sort();
-      if (stored.join() !== truth.join()) out.push(`${f.sessionId}: participants ${stored.join()}, truth ${truth.join()}`);
-      const recordings = Array.isArray(f.recordings) ? f.recordings.length : 0;
-      const n = recs.filter((r) => r.session_id === f.sessionId).length;
-      if (n !== recordings) out.push(`${f.sessionId}: ${n} recording(s), truth ${recordings}`);
-    }
-    for (const [guid, uids] of service.members) {
-      const n = members.filter((m) => m.guid === guid).length;
-      if (n !== uids.length) out.push(`group ${guid}: ${n} member(s), truth ${uids.length}`);
-    }
-    return out;
-  });
+  const out = await callsVsTruth(service, database);
+  const members = await withStore(database, ({ db }) => db.selectFrom('group_members').select(['guid', 'uid']).execute());
+  for (const [guid, uids] of service.members) {
+    const n = members.filter((m) => m.guid === guid).length;
+    if (n !== uids.length) out.push(`group ${guid}: ${n} member(s), truth ${uids.length}`);
+  }
+  return out;
 }
 
 async function differs(database: string): Promise<string | undefined> {
