@@ -1,5 +1,5 @@
 import type { ApiCall } from '../source/schemas.js';
-import { deviceIdOf, distinctParticipantEntries, distinctParticipants } from '../transform/call-rows.js';
+import { deviceIdOf, distinctParticipantEntries, distinctParticipants, saysJoined } from '../transform/call-rows.js';
 import { isFinalCall } from '../transform/call-status.js';
 
 /** Recordings and transcriptions a call states (the SDK's single `recordingUrl` is one recording). */
@@ -44,7 +44,7 @@ export function olderThanListed(listed: ApiCall, got: ApiCall): string | undefin
 /** Participant entries (exact repeats once) of people who joined: said so, or with minutes. */
 function joinedEntries(call: ApiCall): number {
   let n = 0;
-  for (const p of distinctParticipants(call.participants ?? [])) if ((p.isJoined ?? p.hasJoined ?? p.joinedAt != null) || (minutesOf(p) ?? 0) > 0) n++;
+  for (const p of distinctParticipants(call.participants ?? [])) if (saysJoined(p) || (minutesOf(p) ?? 0) > 0) n++;
   return n;
 }
 

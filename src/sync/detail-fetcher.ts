@@ -206,8 +206,8 @@ export class DetailFetcher {
       return;
     }
     const now = d.nowSeconds();
-    if (!got.found && p.drawn) return; // a drawn audit only looks (above): Get Call forgetting old calls marks none
     if (!got.found) {
+      if (p.drawn) return; // a drawn audit only looks (see unusable): Get Call forgetting old calls marks none
       if (p.unreadableEntry) {
         d.counters.unreadCalls++;
         d.counters.firstUnread ??= `${id.slice(0, 80)}: Get Call answered not found${got.confirmed ? '' : ' without the service\'s own code'}`;

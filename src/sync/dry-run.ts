@@ -8,13 +8,13 @@ import type { ListingOrder } from '../source/listing-evidence.js';
 import { CallListing } from '../source/paginate-calls.js';
 import { RequestPacer } from '../source/request-pacer.js';
 import { hasStoredCalls, listCallsStoredFromList, listLiveCalls, loadCallStates, type StoredCallState } from '../store/calls-repo.js';
-import { listUnsettledCalls, sampleCallsStoredFromList } from '../store/settle-repo.js';
+import { listUnsettledCalls } from '../store/settle-repo.js';
 import { listRetries } from '../store/retries-repo.js';
 import { getSyncState } from '../store/runs-repo.js';
 import { unixSeconds } from '../config/clock.js';
 import { receiverOf } from '../transform/call-rows.js';
 import { AUDIT_AFTER_SECONDS, SettleAudit } from './settle-audit.js';
-import { LISTED_AUDITS } from './follow-ups.js';
+import { callsToDrawAgain } from './follow-ups.js';
 import { ListAudit } from './list-audit.js';
 import { parseListPage, planPage, unreadableEntries } from './page-planner.js';
 import { RecentCalls } from './recent-calls.js';
@@ -178,9 +178,8 @@ async function dryRunApp(deps: SyncDeps, settings: Settings, app: AppSettings, o
       // Calls stored from their entries compared with it again (see followUpFetches): the spread
       // audits the listing ended before, and a draw among those earlier runs stored.
       if (audit && audit.refetchListed !== 'all') {
-        for (const c of audit.unreachedDraws()) if (!asked.has(c.sessionId)) more.add(c.sessionId);
-        const drawn = await sampleCallsStoredFromList(db, app.appId, app.region, { writtenBefore: now - AUDIT_AFTER_SECONDS, n: 4 * LISTED_AUDITS });
-        for (const c of drawn.filter((x) => !more.has(x.sessionId) && !asked.has(x.sessionId)).slice(0, LISTED_AUDITS)) more.add(c.sessionId);
+        const drawn = await callsToDrawAgain(db, app.appId, app.region, { unreached: audit.unreachedDraws(), writtenBefore: now - AUDIT_AFTER_SECONDS, skip: (id) => more.has(id) || asked.has(id) });
+        for (const c of drawn) more.add(c.sessionId);
       }
       for (const id of asked) more.delete(id);
       r.followUpGetCalls = more.size;

@@ -4,7 +4,7 @@ import { listUnsettledCalls, sampleCallsStoredFromList } from '../store/settle-r
 import { listRetries } from '../store/retries-repo.js';
 import type { Database } from '../store/schema.js';
 import { pendingById, type Pending } from './page-planner.js';
-import type { RefetchListed } from './list-audit.js';
+import type { Drawn, RefetchListed } from './list-audit.js';
 import { AUDIT_AFTER_SECONDS, type SettleAudit } from './settle-audit.js';
 
 /** Get Calls handed to the fetcher at once by the follow-up passes. */
@@ -20,6 +20,18 @@ const BATCH = 100;
  * difference on 5 % of the calls with a chance of 1 − 0.95^8 ≈ 34 % each run, 95 % within 9 runs.
  */
 export const LISTED_AUDITS = 8;
+
+/**
+ * The calls stored from their entries that a run compares with them again (as followUpFetches
+ * does, and `sync --dry-run` counts): this run's spread audits the listing ended before, then
+ * LISTED_AUDITS drawn among those written before `writtenBefore`, none of them in `skip`.
+ */
+export async function callsToDrawAgain(db: Kysely<Database>, appId: string, region: string, o: { unreached: readonly Drawn[]; writtenBefore: number; skip: (id: string) => boolean }): Promise<Drawn[]> {
+  const unreached = o.unreached.filter((c) => !o.skip(c.sessionId));
+  const taken = new Set(unreached.map((c) => c.sessionId));
+  const earlier = (await sampleCallsStoredFromList(db, appId, region, { writtenBefore: o.writtenBefore, n: 4 * LISTED_AUDITS })).filter((c) => !o.skip(c.sessionId) && !taken.has(c.sessionId));
+  return [...unreached, ...earlier.slice(0, LISTED_AUDITS)];
+}
 
 export interface FollowUpInput {
   db: Kysely<Database>;
@@ -48,7 +60,7 @@ export interface FollowUpInput {
    * listing ended before (see ListAudit.unreachedDraws), and LISTED_AUDITS drawn among those earlier
    * runs stored.
    */
-  auditListed?: { unreached: readonly { sessionId: string; listFingerprint: string | null }[] } | undefined;
+  auditListed?: { unreached: readonly Drawn[] } | undefined;
   fetchAndWrite: (pending: Pending[]) => Promise<void>;
   stopped: () => boolean;
 }
@@ -130,9 +142,7 @@ export async function followUpFetches(input: FollowUpInput): Promise<FollowUpRes
   // Compared with the entry each was stored from, as an audit owed (see DetailFetcher): a
   // difference is the list audit's finding, and the pass below fetches every call stored so.
   if (input.auditListed && input.refetchListed() !== 'all' && !input.stopped()) {
-    const writtenBefore = Math.min(input.runStartedAt, now - AUDIT_AFTER_SECONDS);
-    const earlier = (await sampleCallsStoredFromList(db, appId, region, { writtenBefore, n: 4 * LISTED_AUDITS })).filter((c) => !skip(c.sessionId)).slice(0, LISTED_AUDITS);
-    const drawn = [...input.auditListed.unreached.filter((c) => !skip(c.sessionId)), ...earlier];
+    const drawn = await callsToDrawAgain(db, appId, region, { unreached: input.auditListed.unreached, writtenBefore: Math.min(input.runStartedAt, now - AUDIT_AFTER_SECONDS), skip });
     for (const c of drawn) done.add(c.sessionId);
     out.listedAudited = drawn.length;
     await run(drawn.map((c) => pendingById(c.sessionId, { owedAudit: true, drawn: true, listFingerprint: c.listFingerprint })));

@@ -50,7 +50,8 @@ const isPowerOfTwo = (n: number): boolean => (n & (n - 1)) === 0;
 export type Draw = (n: number) => number;
 const draw: Draw = (n) => randomInt(n);
 
-type Drawn = { sessionId: string; listFingerprint: string | null };
+/** A call stored from its list entry, drawn to be compared with that entry again. */
+export type Drawn = { sessionId: string; listFingerprint: string | null };
 
 /**
  * Which entry of each window [2^k, 2^(k+1)), k ≥ 4, is a spread audit: drawn at the window's first

@@ -4,9 +4,9 @@ import { fastParseCall } from '../source/call-fastpath.js';
 import type { CallRows, NewCallRow, NewParticipantRow, NewRecordingRow, NewTranscriptionRow } from '../store/schema.js';
 import { isFinalCall } from './call-status.js';
 import { parseTimer } from './duration.js';
-import { deviceIdOf, distinctParticipantEntries, distinctParticipants, sessionStatedTwice } from './participant-entries.js';
+import { deviceIdOf, distinctParticipantEntries, distinctParticipants, saysJoined, sessionStatedTwice } from './participant-entries.js';
 
-export { deviceIdOf, distinctParticipantEntries, distinctParticipants, sessionStatedTwice } from './participant-entries.js';
+export { deviceIdOf, distinctParticipantEntries, distinctParticipants, saysJoined, sessionStatedTwice } from './participant-entries.js';
 
 export interface CallRowContext {
   appId: string;
@@ -214,7 +214,7 @@ export function apiCallToRows(call: ApiCall, raw: unknown, ctx: CallRowContext):
       total_audio_minutes: p.totalAudioMinutes ?? null,
       total_video_minutes: p.totalVideoMinutes ?? null,
       total_duration_minutes: participantTotalMinutes(p),
-      is_joined: (p.isJoined ?? p.hasJoined ?? p.joinedAt != null) ? 1 : 0,
+      is_joined: saysJoined(p) ? 1 : 0,
       joined_at: p.joinedAt ?? null,
       left_at: p.leftAt ?? null,
       state: p.state ?? null,

@@ -11,6 +11,11 @@ export function deviceIdOf(p: ApiParticipant): string {
   return d == null ? '' : String(d);
 }
 
+/** Whether a participant entry says it joined: `isJoined` (or `hasJoined`), else a join time. */
+export function saysJoined(p: ApiParticipant): boolean {
+  return p.isJoined ?? p.hasJoined ?? p.joinedAt != null;
+}
+
 /**
  * A participant entry's user, device, times, minutes and state: two entries alike in all of them
  * are one entry repeated. The state counts: one user rung twice (rejected, then unanswered), both
