@@ -3,6 +3,7 @@ import type { CallRows } from '../store/schema.js';
 import { rowsToCompare } from '../transform/call-rows.js';
 import { isFinalCall } from '../transform/call-status.js';
 import { SAME_MINUTES, sameMinutes } from '../transform/compare-rows.js';
+import type { MediaKind, MediaStatements } from './media-statements.js';
 
 /**
  * What a Get Call answer leaves out, taken from an earlier statement of the same call: its list
@@ -16,9 +17,10 @@ import { SAME_MINUTES, sameMinutes } from '../transform/compare-rows.js';
  * answer's. Media the answer says the call has none of are not taken: `recordings` is only present
  * when `hasRecording` is true (api-facts), so an answer with `hasRecording: false` and no
  * `recordings` says they are gone (kept from the stored answer, deleted recordings stayed: probe
- * round 12, F2); the same for transcriptions.
+ * round 12, F2); the same for transcriptions, and for media `none` says the answer's silence states
+ * there are none (see MediaStatements).
  */
-export function withEarlierFields(earlier: ApiCall, got: ApiCall): ApiCall {
+export function withEarlierFields(earlier: ApiCall, got: ApiCall, none?: Readonly<Partial<Record<MediaKind, boolean>>>): ApiCall {
   const have = got as Record<string, unknown>;
   const had = earlier as Record<string, unknown>;
   let out: Record<string, unknown> | undefined;
@@ -28,9 +30,19 @@ export function withEarlierFields(earlier: ApiCall, got: ApiCall): ApiCall {
     if (k === '__proto__' || have[k] !== undefined || had[k] === undefined) continue;
     // The SDK's single `recordingUrl` too: refilled, a deleted recording stayed stored, ok (helper-63).
     if (((k === 'recordings' || k === 'recordingUrl') && have.hasRecording === false) || (k === 'transcriptions' && have.hasTranscription === false)) continue;
+    if (none?.recordings === true && (k === 'recordings' || k === 'recordingUrl' || k === 'hasRecording')) continue;
+    if (none?.transcriptions === true && (k === 'transcriptions' || k === 'hasTranscription')) continue;
     (out ??= { ...have })[k] = had[k];
   }
   return (out ?? got) as ApiCall;
+}
+
+/** What `call`'s silence means for each kind of media `before` had (MediaStatements.silence). */
+function mediaSilence(call: ApiCall, before: ApiCall, media: MediaStatements): Partial<Record<MediaKind, ReturnType<MediaStatements['silence']>>> {
+  const out: Partial<Record<MediaKind, ReturnType<MediaStatements['silence']>>> = {};
+  if (before.recordings?.length || before.recordingUrl || before.hasRecording === true) out.recordings = media.silence(call, 'recordings');
+  if (before.transcriptions?.length || before.hasTranscription === true) out.transcriptions = media.silence(call, 'transcriptions');
+  return out;
 }
 
 /** The top-level fields `filled` has that the answer `got` left out (taken from an earlier statement). */
@@ -84,8 +96,11 @@ export interface StoredAnswer {
  *   participants the answer states: they belong to the old state (a refetch kept stale participant
  *   minutes under corrected call minutes, ok: round 12 F4; the settle audit the reverse, round 14 A1).
  */
-export function fillFromStored(call: ApiCall, before: StoredAnswer): { call: ApiCall; provisional: boolean } | undefined {
-  const filled = withEarlierFields(before.call, call);
+export function fillFromStored(call: ApiCall, before: StoredAnswer, media?: MediaStatements): { call: ApiCall; provisional: boolean } | undefined {
+  const silence = media ? mediaSilence(call, before.call, media) : {};
+  const filled = withEarlierFields(before.call, call, { recordings: silence.recordings === 'none', transcriptions: silence.transcriptions === 'none' });
+  // Stored media the answer and its entry are silent on, from a service that stated no media this run.
+  if (silence.recordings === 'doubt' || silence.transcriptions === 'doubt') return { call: filled, provisional: true };
   if (filled === call) return undefined;
   const supplied = (k: string): boolean => (call as Record<string, unknown>)[k] === undefined && (filled as Record<string, unknown>)[k] !== undefined;
   if (!SETTLING.some(supplied)) return { call: filled, provisional: false };

@@ -9,6 +9,7 @@ import { rejectedRow } from '../transform/rejected-row.js';
 import { rowsDiffer } from '../transform/compare-rows.js';
 import type { Logger } from '../log/logger.js';
 import { olderThanListed } from './answer-check.js';
+import type { MediaStatements } from './media-statements.js';
 import { filledKeys, fillFromStored, lacksParts, looksUnsettled, withEarlierFields, type StoredAnswer } from './answer-fill.js';
 import type { ListAudit } from './list-audit.js';
 import type { SettleAudit } from './settle-audit.js';
@@ -52,6 +53,8 @@ export interface DetailFetcherDeps {
   settle?: SettleAudit | undefined;
   /** The answer a stored call was last written from (its payload), read: see #one. */
   storedAnswer?: ((sessionId: string) => Promise<StoredAnswer | undefined>) | undefined;
+  /** How this run's service states media (list entries and answers): what silence means when filling from the stored answer. */
+  media?: MediaStatements | undefined;
 }
 
 /**
@@ -264,6 +267,7 @@ export class DetailFetcher {
       unusable(`Get Call answered a record that does not parse: ${parsed.reason}`, 'unusable_detail');
       return;
     }
+    d.media?.see(parsed.call);
     // What the answer leaves out comes from the list entry, then (below) from the answer the call was
     // last written from; its payload is then the merged record
     // (stored as answered, a later answer leaving the same out had nothing to take it from: NULL
@@ -297,11 +301,11 @@ export class DetailFetcher {
     const previous = p.settle?.previous;
     const before = p.json === undefined && !p.settle ? await d.storedAnswer?.(id) : undefined;
     let stored: { call: ApiCall; provisional: boolean } | undefined;
-    if (previous) stored = fillFromStored(listed, { call: previous, lackedDetails: false });
+    if (previous) stored = fillFromStored(listed, { call: previous, lackedDetails: false }, d.media);
     // Whatever the answer leaves out (its kind, parties, status: not only PARTS), as the list entry
     // fills a listed call's: asked by id, an answer without `type` stored NULL there, and compared
     // with the entry it was stored from, made a false finding that fetched every call (session 29).
-    else if (before) stored = fillFromStored(listed, before);
+    else if (before) stored = fillFromStored(listed, before, d.media);
     else if (this.#mayFill(p, listed)) stored = await this.#fromStored(listed);
     // Stored from its list entry, the call is judged against that entry as a listed one is: a
     // lagging replica's older state (no recordings) replaced the entry's recordings when calls
@@ -349,7 +353,7 @@ export class DetailFetcher {
    */
   async #fromStored(call: ApiCall): Promise<{ call: ApiCall; provisional: boolean } | undefined> {
     const before = await this.d.storedAnswer?.(call.sessionId);
-    return before !== undefined ? fillFromStored(call, before) : undefined;
+    return before !== undefined ? fillFromStored(call, before, this.d.media) : undefined;
   }
 
   #mayFill(p: Pending, call: ApiCall): boolean {

@@ -20,6 +20,8 @@ import { unixSeconds, type Clock } from '../config/clock.js';
 import { DetailFetcher } from './detail-fetcher.js';
 import { followUpFetches } from './follow-ups.js';
 import { markCallsNoLongerListed, proveIncrementalWindow } from './incremental-proof.js';
+import { MediaStatements } from './media-statements.js';
+import { runProblems } from './run-problems.js';
 import { parseListPage, planPage, unreadableEntries, type Pending } from './page-planner.js';
 import { MAX_CALLS_PER_TRANSACTION, PageWriter } from './page-writer.js';
 import { ListAudit } from './list-audit.js';
@@ -177,8 +179,9 @@ export async function syncApp(deps: SyncDeps, settings: Settings, app: AppSettin
     // Calls fetched on earlier runs are audited against a new answer (see SettleAudit); not by a backfill.
     const runStartedAt = unixSeconds(clock);
     const settle = backfill ? undefined : await SettleAudit.load(db, app.appId, app.region);
+    const media = new MediaStatements();
     const fetcher = new DetailFetcher({
-      api, limit: pLimit(settings.concurrency), appId: app.appId, region: app.region, runId: opts.runId,
+      api, limit: pLimit(settings.concurrency), appId: app.appId, region: app.region, runId: opts.runId, media,
       nowSeconds: () => unixSeconds(clock), log, counters: r, signal: opts.signal, watch, audit, settle,
       storedAnswer: async (id) => {
         const stored = await loadStoredPayload(db, app.appId, app.region, id);
@@ -212,7 +215,10 @@ export async function syncApp(deps: SyncDeps, settings: Settings, app: AppSettin
           const rejects = parsed.invalid.map((e) => fetcher.rejected('list_calls', e.key, e.reason, e.raw));
           readable += parsed.valid.length;
           unread ??= parsed.invalid[0];
-          for (const v of parsed.valid) watermark.see(v.call);
+          for (const v of parsed.valid) {
+            watermark.see(v.call);
+            media.see(v.call);
+          }
           const window = backfill ? { since: opts.since, until: opts.until } : undefined;
           const ids = parsed.valid.map((v) => v.call.sessionId);
           const stored = anyStored ? await loadCallStates(db, app.appId, ids) : nothingStored;
@@ -321,31 +327,10 @@ export async function syncApp(deps: SyncDeps, settings: Settings, app: AppSettin
     for (const f of watermark.future.slice(0, 3)) {
       log.warn({ sessionId: f.sessionId, startedAt: f.startedAt }, 'a call starts in the future (beyond now + maxClockSkewMinutes); it is stored but does not move the watermark');
     }
-    const problems: string[] = [];
-    if (listingProblem) problems.push(`${listingProblem}; the watermark was not moved, the next run lists again (run \`callsync verify\` to see what differs)`);
     r.unreadCalls += unaskableSeen.size;
-    // Also when this run's listing showed no unreadable entry: a call on the retry list for one
-    // (listed by an earlier run, now older than the window) that Get Call still cannot give left the
-    // run ok, the call missing from `calls` for good (hostile probe, session 24).
-    if (r.unreadCalls > 0) {
-      const first = unread ? `${unread.key.slice(0, 80)}: ${unread.reason.slice(0, 200)}` : (r.firstUnread ?? '');
-      problems.push(`${r.unreadCalls} listed call(s) could be read neither from List Calls nor from Get Call (first: ${first}); they are kept aside in rejected_records, not in calls, and read again on the next run`);
-    }
-    if (settle?.oldChange) {
-      // The day after the window's older edge: --until is exclusive, and the calls of that day's
-      // first hours are past settleDays too (round 12, L2).
-      const until = new Date((unixSeconds(clock) - settings.settleDays * 86_400 + 86_400) * 1000).toISOString().slice(0, 10);
-      problems.push(`details of a call that ended more than settleDays (${settings.settleDays}) ago changed at the service, its list entry unchanged (${settle.oldChange}): other calls of that age may hold stale details, which no run reads again; \`callsync sync --refetch --since <first day that matters> --until ${until}\` re-reads them; if the service settles calls that late, raise settleDays past it`);
-    }
-    if (r.disputedCalls > 0) problems.push(`${r.disputedCalls} call(s) were listed twice with different entries while Get Call left out what the entries state (first: ${r.firstDisputed ?? ''}); they are stored as listed with detail_error, on the retry list, and the next run that lists them asks for them with that entry alone`);
-    const failedListed = r.failedCalls - r.failedKept;
-    if (failedListed > 0) problems.push(`${failedListed} call(s) lack details: Get Call gave nothing usable, so they are stored as listed (calls.detail_error says why) and on the retry list, fetched again by later runs`);
-    // A call asked for again (live, retried, unsettled, audited) has no entry to store: its stored rows stay.
-    if (r.failedKept > 0) problems.push(`${r.failedKept} call(s) asked for again lack details: Get Call gave nothing usable this time, so what earlier runs stored of them is kept (calls.detail_error says where that is only their list entry), and they are on the retry list, fetched again by later runs (\`callsync sync --full\` reads changed list entries again, \`--refetch --since … --until …\` every entry of a window)`);
-    if (groups.unreadMembers > 0) {
-      problems.push(`${groups.unreadMembers} group member record(s) could not be read (first: ${(groups.firstUnread ?? '').slice(0, 200)}); they are kept aside in rejected_records, not in group_members, and read again when the group is next synced`);
-    }
-    if (groups.failed.length > 0) problems.push(`members of ${groups.failed.length} group(s) could not be synced completely (${groups.failed[0]}${groups.failed.length > 1 ? ', …' : ''}); their stored members were kept, retried on the next run`);
+    const problems = runProblems({
+      listingProblem, result: r, unread, oldChange: settle?.oldChange, settleDays: settings.settleDays, nowSeconds: unixSeconds(clock), media: media.contradiction(), groups,
+    });
     if (problems.length) {
       r.status = 'partial';
       r.error = `app ${app.appId} (${app.region}): ${problems.join('; ')}`;
