@@ -1,4 +1,4 @@
-import type { Transaction } from 'kysely';
+import type { Kysely, Transaction } from 'kysely';
 import { lockUntilCommit } from './app-lock.js';
 import type { Database, NewGroupMemberRow } from './schema.js';
 
@@ -38,4 +38,23 @@ export async function markGroupNotFound(trx: Db, appId: string, guid: string, no
     .values({ app_id: appId, guid, status: 'not_found', members: 0, synced_at: now, not_found_at: now })
     .onConflict((oc) => oc.columns(['app_id', 'guid']).doUpdateSet({ status: 'not_found', members: 0, synced_at: now, not_found_at: now }))
     .execute();
+}
+
+/**
+ * Records that a group's members could not be synced (the run is partial): its stored members stay,
+ * and the next run syncs the group again whether or not its window lists a call to it (an
+ * incremental run listing no call of that group ended ok with the members never stored: probe65 F2).
+ */
+export async function markGroupFailed(db: Kysely<Database>, appId: string, guid: string, now: number): Promise<void> {
+  await db
+    .insertInto('synced_groups')
+    .values({ app_id: appId, guid, status: 'failed', members: 0, synced_at: now, not_found_at: null })
+    .onConflict((oc) => oc.columns(['app_id', 'guid']).doUpdateSet({ status: 'failed' }))
+    .execute();
+}
+
+/** Groups whose last sync failed (markGroupFailed): synced again by the next run. */
+export async function failedGroups(db: Kysely<Database>, appId: string): Promise<string[]> {
+  const rows = await db.selectFrom('synced_groups').select('guid').where('app_id', '=', appId).where('status', '=', 'failed').execute();
+  return rows.map((r) => r.guid);
 }

@@ -12,6 +12,7 @@ import { CallListing, type ListingOutcome } from '../source/paginate-calls.js';
 import { RequestPacer } from '../source/request-pacer.js';
 import { hasStoredCalls, upsertCalls, loadCallStates, listLiveCalls, markNotFound, type StoredCallState } from '../store/calls-repo.js';
 import { clearRetries, listRetries, recordRetries } from '../store/retries-repo.js';
+import { failedGroups } from '../store/groups-repo.js';
 import { loadStoredPayload } from '../store/settle-repo.js';
 import { getSyncState, insertRejected, saveSyncState, startRun, updateRun } from '../store/runs-repo.js';
 import type { CallRows, Database } from '../store/schema.js';
@@ -88,6 +89,9 @@ export async function syncApp(deps: SyncDeps, settings: Settings, app: AppSettin
   let http: AppHttpClient | undefined;
   let listing: ListingOutcome | undefined;
   let listingProblem: string | undefined;
+  /** Declared here so that what its audits found is saved also when the run stops early (see catch). */
+  let audit: ListAudit | undefined;
+  let settle: SettleAudit | undefined;
 
   try {
     if (!app.apiKey) {
@@ -175,10 +179,10 @@ export async function syncApp(deps: SyncDeps, settings: Settings, app: AppSettin
     // it already asked in this run (a small set, whatever the size of the listing).
     const watch = backfill ? new Set<string>() : new Set([...liveBefore, ...retryList.ids]);
     // Some complete-looking list entries are audited against Get Call (see ListAudit).
-    const audit = settings.detailFetch === 'auto' ? await ListAudit.load(db, app.appId, app.region) : undefined;
+    audit = settings.detailFetch === 'auto' ? await ListAudit.load(db, app.appId, app.region) : undefined;
     // Calls fetched on earlier runs are audited against a new answer (see SettleAudit); not by a backfill.
     const runStartedAt = unixSeconds(clock);
-    const settle = backfill ? undefined : await SettleAudit.load(db, app.appId, app.region);
+    settle = backfill ? undefined : await SettleAudit.load(db, app.appId, app.region);
     const media = new MediaStatements();
     const fetcher = new DetailFetcher({
       api, limit: pLimit(settings.concurrency), appId: app.appId, region: app.region, runId: opts.runId, media,
@@ -317,6 +321,8 @@ export async function syncApp(deps: SyncDeps, settings: Settings, app: AppSettin
     if (opts.signal?.aborted) throw stopped();
 
     for (const g of fetcher.groups) groupsCalled.add(g);
+    // Groups an earlier run could not sync (partial, "retried on the next run"), whatever this run listed.
+    if (!backfill) for (const g of await failedGroups(db, app.appId)) groupsCalled.add(g);
     const groups = await syncGroupMembers({ db, nowSeconds: () => unixSeconds(clock), runId: opts.runId, region: app.region, maxMembers: settings.maxMembersPerGroup }, new ChatApi(client, app.chatBaseUrl), app.appId, [...groupsCalled].sort());
     if (groups.pageSizeRefused) log.warn({ refused: groups.pageSizeRefused.refusal }, groups.pageSizeRefused.line);
     r.groupsSynced = groups.groups;
@@ -344,6 +350,17 @@ export async function syncApp(deps: SyncDeps, settings: Settings, app: AppSettin
       });
     }
   } catch (err) {
+    // A finding of the audits is a fact about the service whatever ended the run: unsaved, the calls
+    // this run stored from such entries were unchanged for the next run, which neither audited nor
+    // fetched them, and ended ok with the entries' data (probe65 F1: SIGTERM after the last page).
+    if (audit) {
+      const found = await audit.save(db, app.appId, app.region).catch(() => undefined);
+      if (found) log.warn({ reason: found.reason }, found.line);
+    }
+    if (settle) {
+      const changed = await settle.save(db, app.appId, app.region).catch(() => undefined);
+      if (changed) log.warn({ reason: changed.reason }, changed.line);
+    }
     r.status = opts.signal?.aborted ? 'interrupted' : 'failed';
     const msg = (err as Error).message;
     r.error = redact(namesApp(err, app.appId) ? msg : `app ${app.appId} (${app.region}): ${msg}`, app.apiKey ? [app.apiKey] : []);

@@ -5,7 +5,7 @@ import { ApiError, invalidPage, refusesKey } from '../source/errors.js';
 import { DistinctIds, entryIds, ListingEnd, overlapsPrevious, pageMeta, sameIds, servedSizeToCheck } from '../source/listing-evidence.js';
 import { ListingError } from '../source/listing-problem.js';
 import { ApiGroupMemberSchema, describeZodError } from '../source/schemas.js';
-import { markGroupNotFound, replaceGroupMembers } from '../store/groups-repo.js';
+import { markGroupFailed, markGroupNotFound, replaceGroupMembers } from '../store/groups-repo.js';
 import { insertRejected } from '../store/runs-repo.js';
 import type { Database, NewGroupMemberRow, NewRejectedRow } from '../store/schema.js';
 import { rejectedRow } from '../transform/rejected-row.js';
@@ -366,6 +366,8 @@ export async function syncGroupMembers(
       // start); anything else fails this group only.
       if (err instanceof GroupTooLargeError || (err instanceof ApiError && (err.kind === 'account' || (err.kind === 'auth' && !refusesGroupOnly(err))))) throw err;
       result.failed.push(`${guid}: ${err instanceof ApiError && refusesGroupOnly(err) ? refusedGroupLine(err) : err instanceof Error ? err.message : String(err)}`);
+      // Remembered, so the next run syncs it again even when its window lists no call to it.
+      await markGroupFailed(deps.db, appId, guid, deps.nowSeconds()).catch(() => undefined);
       return NOTHING_LEARNED;
     }
   };
