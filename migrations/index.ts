@@ -15,6 +15,7 @@ import * as jobEngine from './20261126T030000_job_engine.js';
 import * as figuresByCallId from './20261126T090000_figures_by_call_id.js';
 import * as participantsByCallId from './20261126T100000_participants_by_call_id.js';
 import * as rejectedRegion from './20261129T000000_rejected_region.js';
+import * as rejectedUnlisted from './20261130T000000_rejected_unlisted.js';
 
 /** A migration module: `up` may take the destination's SQL fragments as its second argument. */
 interface MigrationModule {
@@ -41,6 +42,7 @@ const MODULES: Record<string, MigrationModule> = {
   '20261126T090000_figures_by_call_id': figuresByCallId,
   '20261126T100000_participants_by_call_id': participantsByCallId,
   '20261129T000000_rejected_region': rejectedRegion,
+  '20261130T000000_rejected_unlisted': rejectedUnlisted,
 };
 
 /**

@@ -319,7 +319,9 @@ export async function countRejectedListedOnly(db: Db, appId: string, region: str
       .selectFrom('rejected_records as r')
       .where('r.app_id', '=', appId)
       .where('r.endpoint', 'in', endpoints)
-      .where('r.region', '=', region);
+      .where('r.region', '=', region)
+      // Entries a complete listing no longer showed are no longer calls the service holds (markRejectsUnlisted).
+      .where('r.unlisted_at', 'is', null);
   const keyed = await rejected(['list_calls', 'get_call'])
     .select((eb) => eb.fn.count<number | string | bigint>('r.record_key').distinct().as('n'))
     .where('r.record_key', 'not like', `${POSITION_KEY_PREFIX}%`)

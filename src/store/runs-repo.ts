@@ -1,6 +1,7 @@
 import { hostname } from 'node:os';
 import type { Kysely, Selectable, Transaction, Updateable } from 'kysely';
 import { appLockKey, heldAdvisoryLocks } from './app-lock.js';
+import { MAX_IDS } from './compiled-statements.js';
 import { destinationOf } from './destinations/index.js';
 import type { Database, LeasesTable, NewRejectedRow, SyncRunsTable, SyncStateTable } from './schema.js';
 import { pidAlive } from './process-alive.js';
@@ -46,17 +47,50 @@ export async function insertRejected(db: Db, rows: readonly NewRejectedRow[]): P
   for (const row of rows) {
     const exists = await db
       .selectFrom('rejected_records')
-      .select('id')
+      .select(['id', 'unlisted_at'])
       .where('app_id', '=', row.app_id)
       .where('record_key', '=', row.record_key)
       .where('fingerprint', '=', row.fingerprint)
       .where('region', '=', row.region)
       .executeTakeFirst();
+    // Listed again after a complete listing no longer showed it: it counts as held again.
+    if (exists?.unlisted_at != null) await db.updateTable('rejected_records').set({ unlisted_at: null }).where('id', '=', exists.id).execute();
     if (exists) continue;
     await db.insertInto('rejected_records').values(row).execute();
     inserted++;
   }
   return inserted;
+}
+
+/** A rejected record as markRejectsUnlisted judges it. */
+export interface RejectedKey {
+  endpoint: string;
+  record_key: string;
+  fingerprint: string;
+}
+
+/**
+ * After a full listing proved complete: the app's rejected list entries and unreadable Get Call
+ * answers (filed for this region) that the listing no longer showed get `unlisted_at`, and no longer
+ * count as calls the service holds (countRejectedListedOnly); the records stay. Counted for good, one
+ * such entry left the incremental proof's count one above the service, and a call indexed late
+ * beyond the window was missing, ok, after every full listing (helper-65 F3, session 30). Returns how
+ * many were marked.
+ */
+export async function markRejectsUnlisted(db: Db, appId: string, region: string, stillListed: (r: RejectedKey) => boolean, now: number): Promise<number> {
+  const rows = await db
+    .selectFrom('rejected_records')
+    .select(['id', 'endpoint', 'record_key', 'fingerprint'])
+    .where('app_id', '=', appId)
+    .where('region', '=', region)
+    .where('endpoint', 'in', ['list_calls', 'get_call'])
+    .where('unlisted_at', 'is', null)
+    .execute();
+  const gone = rows.filter((r) => !stillListed(r)).map((r) => r.id);
+  for (let i = 0; i < gone.length; i += MAX_IDS) {
+    await db.updateTable('rejected_records').set({ unlisted_at: now }).where('id', 'in', gone.slice(i, i + MAX_IDS)).execute();
+  }
+  return gone.length;
 }
 
 /** Marks runs left 'running' by a process that died; call only while holding the sync lease. */

@@ -167,6 +167,8 @@ export interface RejectedRecordsTable {
   /** The region of the run that filed it (null: filed before 20261129T000000 by a run of the app in two regions, or by verify's repair before session 26). */
   region: string | null;
   created_at: number;
+  /** When a full listing proved complete last no longer showed it (null: still listed); such a record no longer counts as a call the service holds. */
+  unlisted_at: number | null;
 }
 
 export interface SyncRunsTable {

@@ -1,7 +1,10 @@
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
-import type { RetryReason } from '../store/retries-repo.js';
+import type { Transaction } from 'kysely';
+import { markNotFound, upsertCalls } from '../store/calls-repo.js';
+import { clearRetries, recordRetries, type RetryReason } from '../store/retries-repo.js';
+import { insertRejected } from '../store/runs-repo.js';
 import type { Clock, Timer } from '../config/clock.js';
-import type { CallRows, NewRejectedRow } from '../store/schema.js';
+import type { CallRows, Database, NewRejectedRow } from '../store/schema.js';
 
 /** One page's writes: they go in whole, in one transaction. */
 export interface PageWrite {
@@ -113,4 +116,49 @@ export class PageWriter {
     }
     if (this.#queue.length === 0) this.#due = false;
   }
+}
+
+/**
+ * The app's retry list as a run leaves it (stored at the start, then what each transaction adds and
+ * takes off): a fetched call is taken off only when it is on it, so a sync whose list is empty
+ * (every first sync) sends no delete per page. `known` false: the set may say what a rolled-back
+ * transaction did, and every clear is sent.
+ */
+export interface RetryListView {
+  ids: Set<string>;
+  known: boolean;
+}
+
+/**
+ * Writes a batch of page writes in the caller's transaction: rows, not-found marks, rejects and the
+ * retry list, in page order. Returns how many rejects were filed (new ones only).
+ */
+export async function writeBatch(trx: Transaction<Database>, appId: string, region: string, batch: readonly PageWrite[], retryList: RetryListView, now: number): Promise<number> {
+  let rejected = 0;
+  // The calls of consecutive pages go in one upsert: fewer, larger statements. SQLite copies every
+  // existing page a statement changes into its statement journal once per statement, and pages of a
+  // hundred calls, split into statements of 64 + 32 + 4 rows, had each index page copied many times
+  // over. A not-found mark (calls too) waits for the rows before it.
+  let rows: CallRows[] = [];
+  const writeRows = async (): Promise<void> => {
+    if (rows.length) await upsertCalls(trx, rows);
+    rows = [];
+  };
+  for (const w of batch) {
+    for (const row of w.rows) rows.push(row);
+    if (w.notFoundIds.length) {
+      await writeRows();
+      await markNotFound(trx, appId, w.notFoundIds, now);
+    }
+    if (w.rejects.length) rejected += await insertRejected(trx, w.rejects);
+    // The retry list changes with the rows it is about: a crash cannot lose a call from it.
+    const clear = retryList.known ? w.cleared.filter((id) => retryList.ids.delete(id)) : w.cleared;
+    if (clear.length) await clearRetries(trx, appId, clear);
+    if (w.retries.length) {
+      await recordRetries(trx, appId, region, w.retries, now);
+      for (const e of w.retries) retryList.ids.add(e.sessionId);
+    }
+  }
+  await writeRows();
+  return rejected;
 }

@@ -10,12 +10,12 @@ import { ApiError, namesApp } from '../source/errors.js';
 import { AppHttpClient, type RetryEvent } from '../source/http-client.js';
 import { CallListing, type ListingOutcome } from '../source/paginate-calls.js';
 import { RequestPacer } from '../source/request-pacer.js';
-import { hasStoredCalls, upsertCalls, loadCallStates, listLiveCalls, markNotFound, type StoredCallState } from '../store/calls-repo.js';
-import { clearRetries, listRetries, recordRetries } from '../store/retries-repo.js';
+import { hasStoredCalls, loadCallStates, listLiveCalls, POSITION_KEY_PREFIX, type StoredCallState } from '../store/calls-repo.js';
+import { listRetries } from '../store/retries-repo.js';
 import { failedGroups } from '../store/groups-repo.js';
 import { loadStoredPayload } from '../store/settle-repo.js';
-import { getSyncState, insertRejected, saveSyncState, startRun, updateRun } from '../store/runs-repo.js';
-import type { CallRows, Database } from '../store/schema.js';
+import { getSyncState, markRejectsUnlisted, saveSyncState, startRun, updateRun } from '../store/runs-repo.js';
+import type { Database } from '../store/schema.js';
 import type { Logger } from '../log/logger.js';
 import { unixSeconds, type Clock } from '../config/clock.js';
 import { DetailFetcher } from './detail-fetcher.js';
@@ -24,7 +24,7 @@ import { markCallsNoLongerListed, proveIncrementalWindow } from './incremental-p
 import { MediaStatements } from './media-statements.js';
 import { runProblems } from './run-problems.js';
 import { parseListPage, planPage, unreadableEntries, type Pending } from './page-planner.js';
-import { MAX_CALLS_PER_TRANSACTION, PageWriter } from './page-writer.js';
+import { MAX_CALLS_PER_TRANSACTION, PageWriter, writeBatch, type RetryListView } from './page-writer.js';
 import { ListAudit } from './list-audit.js';
 import { previousAnswer, SettleAudit } from './settle-audit.js';
 import { RecentCalls } from './recent-calls.js';
@@ -125,45 +125,15 @@ export async function syncApp(deps: SyncDeps, settings: Settings, app: AppSettin
     /** Calls listed inside the incremental window, for the proof that the window was listed whole. */
     const listedInWindow = cutoff !== undefined ? new Set<string>() : undefined;
 
-    /**
-     * The app's retry list as this run leaves it (stored at the start, then what each transaction
-     * adds and takes off): a fetched call is taken off only when it is on it, so a sync whose list
-     * is empty (every first sync) sends no delete per page. The app's lease keeps other runs off it.
-     */
-    const retryList = { ids: new Set((await listRetries(db, app.appId, app.region)).map((x) => x.sessionId)), known: true };
+    // The app's retry list as this run leaves it (RetryListView); the app's lease keeps other runs off it.
+    const retryList: RetryListView = { ids: new Set((await listRetries(db, app.appId, app.region)).map((x) => x.sessionId)), known: true };
     const progress = (): void => opts.onProgress?.({ appId: app.appId, region: app.region, pages: r.pages, callsSeen: r.callsSeen, detailFetches: r.detailFetches, listedTotal });
     const writer = new PageWriter(async (batch) => {
       const now = unixSeconds(clock);
       let rejected = 0;
       const started = performance.now();
       try {
-        await db.transaction().execute(async (trx) => {
-          // The calls of consecutive pages go in one upsert: fewer, larger statements. SQLite copies
-          // every existing page a statement changes into its statement journal once per statement,
-          // and pages of a hundred calls, split into statements of 64 + 32 + 4 rows, had each index
-          // page copied many times over. A not-found mark (calls too) waits for the rows before it.
-          let rows: CallRows[] = [];
-          const writeRows = async (): Promise<void> => {
-            if (rows.length) await upsertCalls(trx, rows);
-            rows = [];
-          };
-          for (const w of batch) {
-            for (const row of w.rows) rows.push(row);
-            if (w.notFoundIds.length) {
-              await writeRows();
-              await markNotFound(trx, app.appId, w.notFoundIds, now);
-            }
-            if (w.rejects.length) rejected += await insertRejected(trx, w.rejects);
-            // The retry list changes with the rows it is about: a crash cannot lose a call from it.
-            const clear = retryList.known ? w.cleared.filter((id) => retryList.ids.delete(id)) : w.cleared;
-            if (clear.length) await clearRetries(trx, app.appId, clear);
-            if (w.retries.length) {
-              await recordRetries(trx, app.appId, app.region, w.retries, now);
-              for (const e of w.retries) retryList.ids.add(e.sessionId);
-            }
-          }
-          await writeRows();
-        });
+        rejected = await db.transaction().execute((trx) => writeBatch(trx, app.appId, app.region, batch, retryList, now));
       } catch (err) {
         // The set may now say what the rolled-back transaction did: every later clear is sent.
         retryList.known = false;
@@ -201,6 +171,8 @@ export async function syncApp(deps: SyncDeps, settings: Settings, app: AppSettin
     /** How many entries the listings showed parsed, and the first that did not (see below). */
     let readable = 0;
     let unread: { key: string; reason: string } | undefined;
+    /** Entries this run's listings showed that did not parse, by key and by payload (see markRejectsUnlisted). */
+    const invalidSeen = { keys: new Set<string>(), fingerprints: new Set<string>() };
     /** Listed entries Get Call cannot be asked for (no usable sessionId), once each by their payload: a second pass lists them again. */
     const unaskableSeen = new Set<string>();
     /** Pages planned in this run, both listing passes counted (see supersededOn). */
@@ -219,6 +191,10 @@ export async function syncApp(deps: SyncDeps, settings: Settings, app: AppSettin
           const rejects = parsed.invalid.map((e) => fetcher.rejected('list_calls', e.key, e.reason, e.raw));
           readable += parsed.valid.length;
           unread ??= parsed.invalid[0];
+          for (const e of parsed.invalid) {
+            invalidSeen.keys.add(e.key);
+            invalidSeen.fingerprints.add(fingerprint(e.raw));
+          }
           for (const v of parsed.valid) {
             watermark.see(v.call);
             media.see(v.call);
@@ -299,6 +275,10 @@ export async function syncApp(deps: SyncDeps, settings: Settings, app: AppSettin
     if (!fetcher.fatal && !backfill && listing.complete && !listing.stoppedEarly && listingProblem === undefined) {
       const gone = await markCallsNoLongerListed(db, app.appId, app.region, listingRun, unixSeconds(clock));
       if (gone > 0) log.info({ calls: gone }, 'stored calls the complete listing no longer shows are marked not found (kept)');
+      // Still listed: filed from (or with the key or payload of) an entry this run's listings showed (keys are filed cut short).
+      const stillListed = (x: { record_key: string; fingerprint: string }): boolean => listingRun.listed(x.record_key) || invalidSeen.keys.has(x.record_key) || invalidSeen.fingerprints.has(x.fingerprint) || (!x.record_key.startsWith(POSITION_KEY_PREFIX) && recent.get(x.record_key) !== undefined);
+      const unlisted = await markRejectsUnlisted(db, app.appId, app.region, stillListed, unixSeconds(clock));
+      if (unlisted > 0) log.info({ records: unlisted }, 'rejected entries the complete listing no longer shows no longer count as calls the service holds (kept, unlisted_at)');
     }
     const found = audit ? await audit.save(db, app.appId, app.region) : undefined;
     if (found) log.warn({ reason: found.reason }, found.line);
