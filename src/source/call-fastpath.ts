@@ -35,7 +35,7 @@ function numOk(v: unknown): v is number {
 }
 
 function unixSeconds(n: number): number {
-  return Math.round(Math.abs(n) > 1e11 ? n / 1000 : n);
+  return Math.floor(Math.abs(n) > 1e11 ? n / 1000 : n);
 }
 
 /** z.union([text, z.number()]). */

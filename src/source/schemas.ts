@@ -53,8 +53,12 @@ export const looseNumber = z
   .refine(Number.isFinite, 'not a finite number')
   .refine((n) => Math.abs(n) <= MAX_MAGNITUDE, `out of range (beyond ±${MAX_MAGNITUDE})`);
 
-/** Unix seconds; milliseconds (13 digits, as in the Usage Metrics example) are converted. */
-export const unixSeconds = looseNumber.transform((n) => Math.round(Math.abs(n) > 1e11 ? n / 1000 : n));
+/**
+ * Unix seconds; milliseconds (13 digits, as in the Usage Metrics example) are converted. A fraction
+ * of a second is cut off, never rounded up: the instant 23:59:59.6 of a month's last day is in that
+ * second, and rounded it became 00:00:00 of the next month, its call billed there (probe64 F1).
+ */
+export const unixSeconds = looseNumber.transform((n) => Math.floor(Math.abs(n) > 1e11 ? n / 1000 : n));
 
 /**
  * An ISO 8601 date-time text, as unix seconds. Not documented for calls (10-digit unix seconds are);
@@ -67,7 +71,8 @@ const isoTime = text
   // Without an offset, UTC (Date.parse would take the machine's zone).
   .transform((t) => Date.parse(/(Z|[+-]\d{2}:?\d{2})$/i.test(t) ? t : `${t}Z`))
   .refine(Number.isFinite, 'not a time')
-  .transform((ms) => Math.round(ms / 1000));
+  // The second the instant is in (see unixSeconds), never the next one.
+  .transform((ms) => Math.floor(ms / 1000));
 
 const NOT_A_TIME = 'not a finite number, a string holding one, nor an ISO 8601 time';
 
@@ -138,7 +143,7 @@ export const ApiRecordingSchema = z.looseObject({
 /** A time as unix seconds (or ms), or as an ISO 8601 date text; null when it is neither. */
 const anyTime = z.union([unixSeconds, text.transform((t) => {
   const ms = Date.parse(t);
-  return Number.isFinite(ms) ? Math.round(ms / 1000) : null;
+  return Number.isFinite(ms) ? Math.floor(ms / 1000) : null;
 })]);
 
 /**
