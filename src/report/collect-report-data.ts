@@ -105,10 +105,16 @@ interface DailyRow {
 }
 
 /**
- * Daily user-minutes by type. In UTC the `daily_usage` view already has the right days (its days
- * are UTC dates), so the chart matches ad hoc SQL on that view. In any other time zone a UTC date
- * would put evening calls on the wrong day, so calls are bucketed by the period's local day
- * bounds instead (a VALUES list of at most MAX_REPORT_DAYS rows, joined on started_at).
+ * Daily user-minutes by type. In UTC the calls' own UTC day (`started_day`, indexed, the `daily_usage`
+ * view's `day`) is the right day; in any other time zone a UTC date would put evening calls on the
+ * wrong day, so calls are bucketed by the period's local day bounds instead (a VALUES list of at most
+ * MAX_REPORT_DAYS rows, joined on started_at).
+ *
+ * As in the billing totals, a flagged call's minutes (implausible: negative, beyond the wall clock,
+ * over 24 h; `call_figure_rows.flagged`) are left out, its call still counted: summed in, one call
+ * stated with 50,000 minutes made a day's bar 50,000 minutes high beside a billed total without
+ * them, nothing said (probe64 F2). So the chart adds up to the billed user-minutes, and differs from
+ * `daily_usage` (which sums every stored minute) by the flagged minutes the billing section names.
  */
 async function selectDailyUsage(db: Kysely<Database>, period: Period, days: readonly PeriodDay[], appIds: readonly string[] | undefined): Promise<DailyUsage> {
   const labels = days.map((d) => d.day);
@@ -116,16 +122,17 @@ async function selectDailyUsage(db: Kysely<Database>, period: Period, days: read
   const utc = period.timezone === 'UTC';
   const result = utc
     ? await sql<DailyRow>`
-        select day, type, sum(calls) as calls, sum(user_minutes) as user_minutes
-        from daily_usage
-        where day >= ${labels[0]} and day <= ${labels[labels.length - 1]} ${appFilter('app_id', appIds)}
-        group by day, type
-        order by day, type`.execute(db)
+        select c.started_day as day, c.type as type, count(*) as calls, ${UNFLAGGED_MINUTES} as user_minutes
+        from calls c join call_figure_rows f on f.call_id = c.call_id
+        where c.started_day >= ${labels[0]} and c.started_day <= ${labels[labels.length - 1]} ${appFilter('c.app_id', appIds)}
+        group by c.started_day, c.type
+        order by c.started_day, c.type`.execute(db)
     : await sql<DailyRow>`
         with days(day, day_start, day_end) as (values ${sql.join(days.map((d) => sql`(${d.day}, ${d.start}, ${d.end})`))})
-        select d.day as day, c.type as type, count(*) as calls, sum(c.participant_total_minutes) as user_minutes
+        select d.day as day, c.type as type, count(*) as calls, ${UNFLAGGED_MINUTES} as user_minutes
         from days d
         join calls c on c.started_at >= d.day_start and c.started_at < d.day_end
+        join call_figure_rows f on f.call_id = c.call_id
         where 1 = 1 ${appFilter('c.app_id', appIds)}
         group by d.day, c.type
         order by d.day, c.type`.execute(db);
@@ -135,10 +142,14 @@ async function selectDailyUsage(db: Kysely<Database>, period: Period, days: read
   return { basis: utc ? 'utc' : 'local', days: labels, types, points };
 }
 
+/** A call's user-minutes unless it is flagged (call_figure_rows `f`, calls `c`): what the billing totals sum. */
+const UNFLAGGED_MINUTES = sql<number>`sum(case when f.flagged = 0 then c.participant_total_minutes else 0 end)`;
+
 async function selectRelations(db: Kysely<Database>, period: Period, appIds: readonly string[] | undefined): Promise<RelationCount[]> {
   let q = db
     .selectFrom('call_reconciliation')
-    .select((eb) => ['relation', eb.fn.countAll<number>().as('calls'), eb.fn.sum<number>('participant_total_minutes').as('user_minutes')])
+    // A flagged call counts, its minutes do not: as in the billing totals (probe64 F2).
+    .select((eb) => ['relation', eb.fn.countAll<number>().as('calls'), sql<number>`sum(case when flagged = 0 then participant_total_minutes else 0 end)`.as('user_minutes')])
     .where('started_at', '>=', period.start)
     .where('started_at', '<', period.end);
   if (appIds) q = q.where('app_id', 'in', appIds);
@@ -183,20 +194,23 @@ async function selectMismatches(db: Kysely<Database>, period: Period, appIds: re
 /**
  * Users ranked by their participant minutes in calls started in the period. Computed from
  * the participant rows rather than the `user_usage` view, whose month is a UTC month text and so
- * cannot follow --from/--to or a time zone.
+ * cannot follow --from/--to or a time zone. A flagged call's minutes are left out, as in the
+ * billing totals (its call still counted): one participant stated with 50,000 minutes on a
+ * five-minute call was the month's top user with them (probe64 F2).
  */
 async function selectTopUsers(db: Kysely<Database>, period: Period, appIds: readonly string[] | undefined): Promise<TopUserRow[]> {
   let q = db
     .selectFrom('call_participant_rows as p')
     .innerJoin('calls as c', 'c.call_id', 'p.call_id')
+    .innerJoin('call_figure_rows as f', 'f.call_id', 'c.call_id')
     .select((eb) => [
       'c.app_id',
       'p.uid',
       // call_id stands for the call's (app_id, session_id) in this database: the same count.
       eb.fn.count<number>('c.call_id').distinct().as('calls'),
-      sql<number>`sum(coalesce(p.total_audio_minutes, 0))`.as('audio_minutes'),
-      sql<number>`sum(coalesce(p.total_video_minutes, 0))`.as('video_minutes'),
-      sql<number>`sum(coalesce(p.total_duration_minutes, 0))`.as('user_minutes'),
+      sql<number>`sum(case when f.flagged = 0 then coalesce(p.total_audio_minutes, 0) else 0 end)`.as('audio_minutes'),
+      sql<number>`sum(case when f.flagged = 0 then coalesce(p.total_video_minutes, 0) else 0 end)`.as('video_minutes'),
+      sql<number>`sum(case when f.flagged = 0 then coalesce(p.total_duration_minutes, 0) else 0 end)`.as('user_minutes'),
     ])
     .where('c.started_at', '>=', period.start)
     .where('c.started_at', '<', period.end);
@@ -232,17 +246,19 @@ interface GroupRow {
 }
 
 /**
- * Groups ranked by the user-minutes of their calls started in the period. Attendance comes from
+ * Groups ranked by the user-minutes of their calls started in the period (a flagged call's left
+ * out, as in the billing totals). Attendance comes from
  * the `group_call_attendance` view (not in the Kysely types, hence raw SQL) and is null for a
  * group whose membership was never synced.
  */
 async function selectTopGroups(db: Kysely<Database>, period: Period, appIds: readonly string[] | undefined): Promise<TopGroupRow[]> {
   const result = await sql<GroupRow>`
     select c.app_id as app_id, c.receiver as guid, count(*) as calls,
-           sum(c.participant_total_minutes) as user_minutes,
+           ${UNFLAGGED_MINUTES} as user_minutes,
            max(a.members_at_last_sync) as members,
            avg(a.attendance_rate) as attendance_rate
     from calls c
+    join call_figure_rows f on f.call_id = c.call_id
     left join group_call_attendance a on a.app_id = c.app_id and a.session_id = c.session_id
     where c.receiver_type = 'group' and c.started_at >= ${period.start} and c.started_at < ${period.end} ${appFilter('c.app_id', appIds)}
     group by c.app_id, c.receiver

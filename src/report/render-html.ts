@@ -154,7 +154,20 @@ function dailySection(data: ReportData): SafeHtml {
 <h2>Daily user-minutes by call type</h2>
 <p>Each bar is one day, split by call type; hover a bar for its figure. Days are calendar days in ${where}${d.basis === 'utc' ? '' : ', the time zone of this report'}.</p>
 ${d.types.length ? chart : html`<p class="empty">No calls started in this period.</p>`}
+${flaggedLeftOut(data)}
 </section>`;
+}
+
+/**
+ * Under the chart and the rankings: the flagged calls' minutes they leave out, as the billing totals
+ * do (probe64 F2: summed in there, one implausible call outweighed the month, nothing said).
+ */
+function flaggedLeftOut(data: ReportData): SafeHtml {
+  const totals = data.billing.filter((r) => r.row_kind === 'total');
+  const calls = totals.reduce((s, r) => s + r.flagged_calls, 0);
+  if (!calls) return html``;
+  const minutes = totals.reduce((s, r) => s + r.flagged_user_minutes, 0);
+  return html`<p class="note">As in the billing totals, the ${formatMinutes(minutes)} user-minutes of ${formatCount(calls)} flagged ${calls === 1 ? 'call' : 'calls'} (implausible minutes) are not in these figures.</p>`;
 }
 
 function reconciliationSection(data: ReportData): SafeHtml {
@@ -187,6 +200,7 @@ ${chart}
 ${rows}
 </tbody>
 </table>
+${flaggedLeftOut(data)}
 <h3>Largest mismatches</h3>
 ${data.mismatches.length
   ? html`<p>Up to 20 calls whose totals match neither their participants nor the clock, by the size of the difference. The delta is user-minutes minus call-level minutes; start times are in ${data.period.timezone}.</p>
@@ -222,6 +236,7 @@ ${rows}
 </tbody>
 </table>`
   : html`<p class="empty">No participants in this period.</p>`}
+${flaggedLeftOut(data)}
 </section>`;
 }
 
@@ -241,6 +256,7 @@ ${rows}
 </tbody>
 </table>`
   : html`<p class="empty">No group calls in this period.</p>`}
+${flaggedLeftOut(data)}
 </section>`;
 }
 
