@@ -128,7 +128,9 @@ async function selectDailyUsage(db: Kysely<Database>, period: Period, days: read
         group by c.started_day, c.type
         order by c.started_day, c.type`.execute(db)
     : await sql<DailyRow>`
-        with days(day, day_start, day_end) as (values ${sql.join(days.map((d) => sql`(${d.day}, ${d.start}, ${d.end})`))})
+        -- Bounds cast: PostgreSQL types a bound parameter in VALUES as text, and bigint >= text does
+        -- not exist (every local-time report failed there, probe64 F3); SQLite takes either.
+        with days(day, day_start, day_end) as (values ${sql.join(days.map((d) => sql`(${d.day}, cast(${d.start} as bigint), cast(${d.end} as bigint))`))})
         select d.day as day, c.type as type, count(*) as calls, ${UNFLAGGED_MINUTES} as user_minutes
         from days d
         join calls c on c.started_at >= d.day_start and c.started_at < d.day_end
