@@ -19,7 +19,8 @@ export { DistinctIds } from './distinct-ids.js';
 export function timeValue(v: unknown): number | null {
   const n = typeof v === 'number' ? v : typeof v === 'string' && v.trim() !== '' ? Number(v) : NaN;
   if (!Number.isFinite(n) || n <= 0) return null;
-  return Math.round(n > 1e11 ? n / 1000 : n);
+  // The second the instant is in, as the stored times have it (schemas.ts unixSeconds; probe64 F1).
+  return Math.floor(n > 1e11 ? n / 1000 : n);
 }
 
 export function entryTimes(raw: unknown): EntryTimes {
