@@ -16,6 +16,7 @@ import * as figuresByCallId from './20261126T090000_figures_by_call_id.js';
 import * as participantsByCallId from './20261126T100000_participants_by_call_id.js';
 import * as rejectedRegion from './20261129T000000_rejected_region.js';
 import * as rejectedUnlisted from './20261130T000000_rejected_unlisted.js';
+import * as callTotalFromParts from './20261130T010000_call_total_from_parts.js';
 
 /** A migration module: `up` may take the destination's SQL fragments as its second argument. */
 interface MigrationModule {
@@ -43,6 +44,7 @@ const MODULES: Record<string, MigrationModule> = {
   '20261126T100000_participants_by_call_id': participantsByCallId,
   '20261129T000000_rejected_region': rejectedRegion,
   '20261130T000000_rejected_unlisted': rejectedUnlisted,
+  '20261130T010000_call_total_from_parts': callTotalFromParts,
 };
 
 /**

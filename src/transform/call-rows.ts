@@ -251,7 +251,9 @@ export function apiCallToRows(call: ApiCall, raw: unknown, ctx: CallRowContext):
       is_final: isFinalCall(call) ? 1 : 0,
       total_audio_minutes: call.totalAudioMinutes ?? null,
       total_video_minutes: call.totalVideoMinutes ?? null,
-      total_duration_minutes: call.totalDurationInMinutes ?? null,
+      // The docs define it as audio + video: a call stating those and not it has that total, not none
+      // (read as 0, its month's call-level total was 0 beside its user-minutes: helper-64 F4).
+      total_duration_minutes: call.totalDurationInMinutes ?? (call.totalAudioMinutes != null && call.totalVideoMinutes != null ? call.totalAudioMinutes + call.totalVideoMinutes : null),
       total_duration: timer,
       total_duration_seconds: parseTimer(timer),
       total_participants: call.totalParticipants != null ? Math.round(call.totalParticipants) : null,

@@ -1,4 +1,6 @@
 import { join } from 'node:path';
+import { sql } from 'kysely';
+import { up as totalFromParts } from '../../migrations/20261130T010000_call_total_from_parts.js';
 import { afterAll, describe, expect, it } from 'vitest';
 import { computeBilling, computeBillingDetail } from '../../src/export/billing.js';
 import { resolvePeriod } from '../../src/export/period.js';
@@ -7,7 +9,8 @@ import { FakeCallsService, type Wire } from './support/fake-calls-service.js';
 import { settingsAt } from './support/matrix.js';
 
 /**
- * probe64 F4 (not fixed): a call that states its totals as totalAudioMinutes, totalVideoMinutes and
+ * probe64 F4 (fixed in session 30: the transform stores audio + video, and a migration does the same
+ * for calls stored before): a call that states its totals as totalAudioMinutes, totalVideoMinutes and
  * the timer totalDuration "HH:MM:SS" but leaves out totalDurationInMinutes (which the docs define as
  * audio + video; callsync accepts such an entry as complete) was exported with call_total_minutes 0:
  * the billing export's call-level total of the month 0.0000 and its delta_minutes ("what
@@ -37,6 +40,14 @@ describe('a call without totalDurationInMinutes', () => {
         expect(total.call_total_minutes).toBeCloseTo(total.call_audio_minutes + total.call_video_minutes, 6);
         expect(total.delta_minutes).toBeCloseTo(0, 6);
         for (const r of await computeBillingDetail(k, period)) expect(r.issues.split(','), r.session_id).not.toContain('audio_plus_video_ne_total');
+        // A database stored before the fix (NULL totals, figures read as 0): the migration mends both.
+        await sql`update calls set total_duration_minutes = null`.execute(k);
+        await sql`update callsync_settings set value = '0.02' where key = 'reconcile_tolerance_minutes'`.execute(k); // refills call_figure_rows
+        expect((await computeBilling(k, period)).find((r) => r.row_kind === 'total')!.call_total_minutes).toBe(0);
+        await totalFromParts(k);
+        const mended = (await computeBilling(k, period)).find((r) => r.row_kind === 'total')!;
+        expect(mended.call_total_minutes).toBeCloseTo(mended.call_audio_minutes + mended.call_video_minutes, 6);
+        expect(mended.call_total_minutes).toBeGreaterThan(0);
       });
     } finally {
       await service.close();
