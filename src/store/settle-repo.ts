@@ -91,6 +91,24 @@ export async function loadStoredPayload(db: Db, appId: string, region: string, s
   return row ? { rawJson: row.raw_json, detailError: row.detail_error, source: row.details_source } : undefined;
 }
 
+/**
+ * The stored answers (payloads) of the app's `limit` most recently stored final calls, newest first,
+ * with their sessionId: what the service stated of them (MediaStatements reads how it states media).
+ */
+export async function recentStoredAnswers(db: Db, appId: string, region: string, limit: number): Promise<{ sessionId: string; rawJson: string }[]> {
+  const rows = await db
+    .selectFrom('calls')
+    .innerJoin('call_payload_rows as payload', 'payload.call_id', 'calls.call_id')
+    .select(['calls.session_id as session_id', 'payload.raw_json as raw_json'])
+    .where('app_id', '=', appId)
+    .where('region', '=', region)
+    .where('is_final', '=', 1)
+    .orderBy('calls.call_id', 'desc')
+    .limit(limit)
+    .execute();
+  return rows.map((r) => ({ sessionId: r.session_id, rawJson: r.raw_json }));
+}
+
 /** The stored rows of these calls (by sessionId), read back to compare with a new answer. */
 export async function loadStoredCallRows(db: Db, appId: string, region: string, sessionIds: readonly string[]): Promise<Map<string, StoredCallRows>> {
   const out = new Map<string, StoredCallRows>();

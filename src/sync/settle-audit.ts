@@ -4,6 +4,7 @@ import { listFetchedCalls, loadStoredCallRows, type StoredCallRows } from '../st
 import { getSetting, saveSetting } from '../store/settings-repo.js';
 import { parseCall, rowsToCompare } from '../transform/call-rows.js';
 import { rowsDiffer, SAME_MINUTES, SAME_VALUE, type ComparableRows } from '../transform/compare-rows.js';
+import type { MediaKind } from './media-statements.js';
 
 /** Calls fetched on an earlier run that each run asks Get Call for again, to compare. */
 export const SETTLE_AUDITS = 8;
@@ -120,7 +121,7 @@ export class SettleAudit {
    * finding; one in its text alone (tags, URLs) is not. Fields and lists the answer leaves out are
    * not compared (the caller fills them from the previous answer before storing it).
    */
-  changed(sessionId: string, c: SettleCheck, got: ApiCall, json: string): boolean {
+  changed(sessionId: string, c: SettleCheck, got: ApiCall, json: string, none: Readonly<Partial<Record<MediaKind, boolean>>> = {}): boolean {
     const rows = rowsToCompare(got);
     const call: ComparableRows['call'] = { ...c.stored.call };
     for (const k of [...SAME_VALUE, ...SAME_MINUTES]) {
@@ -130,9 +131,10 @@ export class SettleAudit {
     const stated: ComparableRows = {
       call,
       participants: got.participants == null ? c.stored.participants : rows.participants,
-      // No media with `hasRecording: false` (or `hasTranscription`) says there are none (see withEarlierFields).
-      recordings: rows.recordings.length === 0 && got.recordings == null && got.hasRecording !== false ? c.stored.recordings : rows.recordings,
-      transcriptions: got.transcriptions == null && got.hasTranscription !== false ? c.stored.transcriptions : rows.transcriptions,
+      // No media with `hasRecording: false` (or `hasTranscription`), or silence where the service
+      // leaves false out (`none`, MediaStatements), says there are none (see withEarlierFields).
+      recordings: rows.recordings.length === 0 && got.recordings == null && got.hasRecording !== false && none.recordings !== true ? c.stored.recordings : rows.recordings,
+      transcriptions: got.transcriptions == null && got.hasTranscription !== false && none.transcriptions !== true ? c.stored.transcriptions : rows.transcriptions,
     };
     const differ = rowsDiffer(c.stored, stated);
     if (differ.length > 0 && c.old) {

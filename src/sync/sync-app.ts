@@ -13,7 +13,7 @@ import { RequestPacer } from '../source/request-pacer.js';
 import { hasStoredCalls, loadCallStates, listLiveCalls, POSITION_KEY_PREFIX, type StoredCallState } from '../store/calls-repo.js';
 import { listRetries } from '../store/retries-repo.js';
 import { failedGroups } from '../store/groups-repo.js';
-import { loadStoredPayload } from '../store/settle-repo.js';
+import { loadStoredPayload, recentStoredAnswers } from '../store/settle-repo.js';
 import { getSyncState, markRejectsUnlisted, saveSyncState, startRun, updateRun } from '../store/runs-repo.js';
 import type { Database } from '../store/schema.js';
 import type { Logger } from '../log/logger.js';
@@ -21,7 +21,7 @@ import { unixSeconds, type Clock } from '../config/clock.js';
 import { DetailFetcher } from './detail-fetcher.js';
 import { followUpFetches } from './follow-ups.js';
 import { markCallsNoLongerListed, proveIncrementalWindow } from './incremental-proof.js';
-import { MediaStatements } from './media-statements.js';
+import { MEDIA_HISTORY, MediaStatements } from './media-statements.js';
 import { runProblems } from './run-problems.js';
 import { parseListPage, planPage, unreadableEntries, type Pending } from './page-planner.js';
 import { MAX_CALLS_PER_TRANSACTION, PageWriter, writeBatch, type RetryListView } from './page-writer.js';
@@ -153,7 +153,9 @@ export async function syncApp(deps: SyncDeps, settings: Settings, app: AppSettin
     // Calls fetched on earlier runs are audited against a new answer (see SettleAudit); not by a backfill.
     const runStartedAt = unixSeconds(clock);
     settle = backfill ? undefined : await SettleAudit.load(db, app.appId, app.region);
+    // How the service states media, from what earlier runs stored, then from this run's statements.
     const media = new MediaStatements();
+    for (const a of backfill ? [] : await recentStoredAnswers(db, app.appId, app.region, MEDIA_HISTORY)) media.see(previousAnswer(a.sessionId, a.rawJson));
     const fetcher = new DetailFetcher({
       api, limit: pLimit(settings.concurrency), appId: app.appId, region: app.region, runId: opts.runId, media,
       nowSeconds: () => unixSeconds(clock), log, counters: r, signal: opts.signal, watch, audit, settle,
