@@ -32,22 +32,54 @@ export async function lockUntilCommit(trx: Transaction<Database>, key: string): 
 
 export type LockedOutcome<T> = { locked: true; value: T } | { locked: false };
 
+/** How often the session holding an app's lock is checked (and kept from idle_session_timeout). */
+export const LOCK_HEARTBEAT_MS = 1_000;
+
 /**
  * Runs `fn` while holding the named lock on a connection set aside for it; `{ locked: false }` at
  * once when another session holds it. `fn` writes through the pool as usual: only the lock lives
  * on the set-aside connection, so the pool needs one connection per lock held at a time.
+ *
+ * That session sits idle while `fn` runs, and the server may end it (pg_terminate_backend, a
+ * failover, a proxy dropping idle connections, idle_session_timeout): the lock goes with it, and
+ * another process may take it. The session is kept out of idle_session_timeout and looked at every
+ * LOCK_HEARTBEAT_MS; when it is gone, `lost` (given to `fn`) aborts with a LEASE_LOST error, so the
+ * holder stops writing (probe67 F1: the process died of an unhandled 'error' event instead).
  */
-export async function withAdvisoryLock<T>(db: Kysely<Database>, key: string, fn: () => Promise<T>): Promise<LockedOutcome<T>> {
+export async function withAdvisoryLock<T>(db: Kysely<Database>, key: string, fn: (lost: AbortSignal) => Promise<T>): Promise<LockedOutcome<T>> {
   return db.connection().execute(async (conn) => {
     const got = await sql<{ ok: boolean }>`select pg_try_advisory_lock(${NAMESPACE}::int4, hashtext(${key})) as ok`.execute(conn);
     if (!got.rows[0]?.ok) return { locked: false };
+    const lost = new AbortController();
+    const markLost = (err: unknown): void => {
+      if (lost.signal.aborted) return;
+      lost.abort(new LockLostError(`lost the lock of ${key}: the database session holding it ended (${(err as Error)?.message ?? String(err)}); what was written stays, the next run resumes`));
+    };
+    // PostgreSQL 14+: this session is idle on purpose. Older servers have no such setting.
+    await sql`select set_config('idle_session_timeout', '0', false)`.execute(conn).catch(() => undefined);
+    let beating = false;
+    const heartbeat = setInterval(() => {
+      if (beating || lost.signal.aborted) return;
+      beating = true;
+      sql`select 1`.execute(conn).then(
+        () => (beating = false),
+        (err: unknown) => markLost(err),
+      );
+    }, LOCK_HEARTBEAT_MS);
+    heartbeat.unref();
     try {
-      return { locked: true, value: await fn() };
+      return { locked: true, value: await fn(lost.signal) };
     } finally {
+      clearInterval(heartbeat);
       // A connection already broken has lost the lock with it; the unlock is then moot.
       await sql`select pg_advisory_unlock(${NAMESPACE}::int4, hashtext(${key}))`.execute(conn).catch(() => undefined);
     }
   });
+}
+
+/** The session holding an app's lock ended while its sync ran (code LEASE_LOST, exit 1). */
+export class LockLostError extends Error {
+  readonly code = 'LEASE_LOST';
 }
 
 /** Like withAdvisoryLock, but waits for the lock instead of giving up (a short critical section). */

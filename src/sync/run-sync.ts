@@ -96,9 +96,10 @@ export const APP_BUSY = 'another callsync process is syncing it now';
  * no one else can be running them.
  */
 export async function syncAppLocked(deps: SyncDeps, settings: Settings, app: Settings['apps'][number], opts: SyncOptions): Promise<AppSyncResult | undefined> {
-  const got = await withAdvisoryLock(deps.db, appLockKey(app.appId, app.region), async () => {
+  const got = await withAdvisoryLock(deps.db, appLockKey(app.appId, app.region), async (lost) => {
     await abandonStaleRuns(deps.db, [app.appId], unixSeconds(deps.clock));
-    return syncApp(deps, settings, app, opts);
+    // The lock's session may end mid-sync (probe67 F1): stop writing, as on a lost SQLite lease.
+    return syncApp(deps, settings, app, { ...opts, signal: opts.signal ? AbortSignal.any([opts.signal, lost]) : lost });
   });
   return got.locked ? got.value : undefined;
 }

@@ -343,9 +343,12 @@ export async function syncApp(deps: SyncDeps, settings: Settings, app: AppSettin
       const changed = await settle.save(db, app.appId, app.region).catch(() => undefined);
       if (changed) log.warn({ reason: changed.reason }, changed.line);
     }
-    r.status = opts.signal?.aborted ? 'interrupted' : 'failed';
-    const msg = (err as Error).message;
-    r.error = redact(namesApp(err, app.appId) ? msg : `app ${app.appId} (${app.region}): ${msg}`, app.apiKey ? [app.apiKey] : []);
+    // A lost app lock (PostgreSQL, probe67 F1) stops the run like a signal, but is a failure to say.
+    const reason: unknown = opts.signal?.aborted ? opts.signal.reason : undefined;
+    const lockLost = (reason as { code?: unknown } | undefined)?.code === 'LEASE_LOST' && reason instanceof Error;
+    r.status = opts.signal?.aborted && !lockLost ? 'interrupted' : 'failed';
+    const msg = lockLost ? (reason as Error).message : (err as Error).message;
+    r.error = redact(namesApp(err, app.appId) && !lockLost ? msg : `app ${app.appId} (${app.region}): ${msg}`, app.apiKey ? [app.apiKey] : []);
     if (r.status === 'interrupted') r.error = `app ${app.appId} (${app.region}): interrupted by a signal; pages already fetched were written, the next run resumes`;
     // Reported once, by the caller: the summary line (or `sync --json`) carries the error. A second
     // copy in the log put the same failure on the terminal twice; --log-level debug still shows it here.

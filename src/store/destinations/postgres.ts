@@ -22,6 +22,10 @@ function createPostgresDialect(url: string, auth: PostgresAuth = {}): PostgresDi
   // which 5 s in participant inserts growing from 14 to 150 ms per 256 rows). Planning each check
   // for the table as it is now keeps them index lookups (3.1 s, flat). Queued before any query.
   pool.on('connect', (client) => {
+    // A connection checked out and idle between queries (an app lock's session: app-lock.ts) that the
+    // server ends emits 'error' with no listener of the pool's: unheard, it killed the process
+    // (probe67 F1). Its next query fails instead, which its user handles.
+    client.on('error', () => undefined);
     client.query('set plan_cache_mode = force_custom_plan').catch(() => {});
   });
   return new PostgresDialect({ pool });
