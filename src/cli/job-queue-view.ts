@@ -13,6 +13,8 @@ export interface QueueEntry {
   state: AppJobRow['state'];
   /** One phrase: queued / running / retrying (attempt n of m, next try at …) / failed after n attempts: … / done. */
   text: string;
+  /** Unix seconds the job was queued: a failed job counts against the app until a later sync succeeds. */
+  queued_at: number | null;
 }
 
 const seconds = (d: Date | null): number | null => (d === null ? null : Math.floor(d.getTime() / 1000));
@@ -50,5 +52,5 @@ export async function queueEntries(store: Store): Promise<QueueEntry[]> {
     const r = running.find((x) => x.app_id === j.app_id && x.region === j.region);
     return r ? `pid ${r.pid} on ${r.host ?? '?'}` : undefined;
   };
-  return jobs.map((j) => ({ app_id: j.app_id, region: j.region, state: j.state, text: describeJob(j, runner(j)) }));
+  return jobs.map((j) => ({ app_id: j.app_id, region: j.region, state: j.state, text: describeJob(j, runner(j)), queued_at: seconds(j.created_on) }));
 }

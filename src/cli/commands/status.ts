@@ -50,8 +50,15 @@ export function registerStatus(program: Command): void {
       // A watermark in the future makes every incremental run stop too early: say so (sync --full recomputes it).
       const nowSec = Math.floor(Date.now() / 1000);
       const future = statuses.filter((s) => s.watermark_started_at !== null && s.watermark_started_at > nowSec + (settings?.maxClockSkewMinutes ?? 10) * 60);
-      const failing = statuses.filter((s) => (s.last_run_status !== null && UNHEALTHY.has(s.last_run_status)) || future.includes(s));
       const queued = (s: AppStatus): QueueEntry | undefined => queue.find((q) => q.app_id === s.app_id && q.region === s.region);
+      // An app whose newest engine job failed every attempt, with no successful sync since it was
+      // queued: its attempts may have written no run at all (its lock held elsewhere: "another
+      // callsync process is syncing it now"), so its last run still read ok or running (probe67 F2).
+      const jobFailed = (s: AppStatus): boolean => {
+        const q = queued(s);
+        return q?.state === 'failed' && (s.last_success_at ?? 0) < (q.queued_at ?? 0);
+      };
+      const failing = statuses.filter((s) => (s.last_run_status !== null && UNHEALTHY.has(s.last_run_status)) || future.includes(s) || jobFailed(s));
       if (format === 'json') {
         const apps = statuses.map((s) => {
           const q = queued(s);
@@ -67,7 +74,7 @@ export function registerStatus(program: Command): void {
         const failed = failing.filter((s) => !future.includes(s));
         // An abandoned run names why (its process is gone): a SIGKILLed sync is not mistaken for a running one.
         for (const s of failed.filter((f) => f.last_run_status === 'abandoned')) process.stdout.write(`${sanitizeForTerminal(`ABANDONED: ${s.app_id} (${s.region}): ${s.last_run_error ?? 'its process is gone'}`, { singleLine: true })}\n`);
-        process.stdout.write(sanitizeForTerminal(failed.length ? `UNHEALTHY: the last run did not succeed: ${failed.map((s) => `${s.app_id} (${s.region}) ${s.last_run_status}`).join(', ')}\n` : future.length ? 'UNHEALTHY\n' : 'healthy\n'));
+        process.stdout.write(sanitizeForTerminal(failed.length ? `UNHEALTHY: the last run did not succeed: ${failed.map((s) => `${s.app_id} (${s.region}) ${jobFailed(s) && !UNHEALTHY.has(s.last_run_status ?? '') ? `its sync job ${queued(s)!.text}` : s.last_run_status}`).join(', ')}\n` : future.length ? 'UNHEALTHY\n' : 'healthy\n'));
       }
       process.exitCode = failing.length ? EXIT.SYNC_FAILED : EXIT.OK;
     });
