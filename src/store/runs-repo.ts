@@ -93,14 +93,16 @@ export async function markRejectsUnlisted(db: Db, appId: string, region: string,
   return gone.length;
 }
 
-/** Marks runs left 'running' by a process that died; call only while holding the sync lease. */
-export async function abandonStaleRuns(db: Db, appIds: readonly string[], nowSec: number): Promise<number> {
-  if (appIds.length === 0) return 0;
+/** Marks runs left 'running' by a process that died; call only while holding the sync lease (SQLite) or these apps' locks (PostgreSQL). */
+export async function abandonStaleRuns(db: Db, apps: readonly { appId: string; region: string }[], nowSec: number): Promise<number> {
+  if (apps.length === 0) return 0;
+  // By app AND region: the lock (PostgreSQL) is one app's in one region, and the same appId's other
+  // region may be syncing now in another process (probe67 F3).
   const r = await db
     .updateTable('sync_runs')
     .set({ status: 'abandoned', ended_at: nowSec, error: 'the process running it stopped without finishing (killed or crashed); a later run resumed' })
     .where('status', '=', 'running')
-    .where('app_id', 'in', [...appIds])
+    .where((eb) => eb.or(apps.map((a) => eb.and([eb('app_id', '=', a.appId), eb('region', '=', a.region)]))))
     .executeTakeFirst();
   return Number(r.numUpdatedRows);
 }

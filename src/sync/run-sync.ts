@@ -97,7 +97,7 @@ export const APP_BUSY = 'another callsync process is syncing it now';
  */
 export async function syncAppLocked(deps: SyncDeps, settings: Settings, app: Settings['apps'][number], opts: SyncOptions): Promise<AppSyncResult | undefined> {
   const got = await withAdvisoryLock(deps.db, appLockKey(app.appId, app.region), async (lost) => {
-    await abandonStaleRuns(deps.db, [app.appId], unixSeconds(deps.clock));
+    await abandonStaleRuns(deps.db, [app], unixSeconds(deps.clock));
     // The lock's session may end mid-sync (probe67 F1): stop writing, as on a lost SQLite lease.
     return syncApp(deps, settings, app, { ...opts, signal: opts.signal ? AbortSignal.any([opts.signal, lost]) : lost });
   });
@@ -146,8 +146,7 @@ export async function runSyncExclusive(
     return { skipped: true, reason };
   }
   try {
-    const appIds = settings.apps.map((a) => a.appId);
-    await abandonStaleRuns(deps.db, appIds, unixSeconds(deps.clock));
+    await abandonStaleRuns(deps.db, settings.apps, unixSeconds(deps.clock));
     const signal = opts.signal ? AbortSignal.any([opts.signal, got.lease.lost]) : got.lease.lost;
     return { skipped: false, summary: await runSync(deps, settings, { ...opts, signal }) };
   } finally {
