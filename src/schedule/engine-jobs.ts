@@ -27,6 +27,8 @@ export interface EngineDeps extends SyncDeps {
 export interface TickOutcome extends TickFollowUp {
   tick: string;
   apps: { appId: string; region: string; state: string; attempts: number; error?: string }[];
+  /** Why the follow-up (reconciliation, billing export) could not be done: the tick failed. */
+  followUpError?: string;
 }
 
 /** Thrown by the finish job while apps of its tick are still queued, running or retrying: the engine tries it again. */
@@ -96,8 +98,17 @@ export async function onFinishJob(d: EngineDeps, data: FinishJobData): Promise<T
     attempts: j.job ? j.job.retryCount + 1 : 0,
     ...(j.job?.state === 'failed' ? { error: errorOf(j.job.output) } : {}),
   }));
-  const follow = await tickFollowUp(d, d.settings, data.tick);
-  return { tick: data.tick, apps, ...follow };
+  // Only "apps still running" is waited out by the engine's retries (100,000 of them). Any other
+  // failure of the follow-up (an export folder not writable or full, a failing query) was retried
+  // the same way for days, with no word anywhere (probe67 F4): the tick ends here, failed, saying why.
+  try {
+    const follow = await tickFollowUp(d, d.settings, data.tick);
+    return { tick: data.tick, apps, ...follow };
+  } catch (err) {
+    const followUpError = (err as Error)?.message ?? String(err);
+    d.log.error({ tick: data.tick, err: followUpError }, 'tick follow-up failed: no reconciliation summary or billing export for this tick');
+    return { tick: data.tick, apps, followUpError };
+  }
 }
 
 /** The message pg-boss stored for a failed job (a serialised Error under `value` or at the top). */

@@ -33,7 +33,8 @@ export function printTickOutcome(o: TickOutcome, quiet: boolean): number {
     if (!quiet || !ok) (ok ? console.log : console.error)(sanitizeForTerminal(line, { singleLine: true }));
   }
   printFollowUp(o, quiet);
-  return o.apps.every((a) => a.state === 'completed') ? EXIT.OK : EXIT.SYNC_FAILED;
+  if (o.followUpError) console.error(sanitizeForTerminal(`callsync: the tick's follow-up failed (reconciliation / billing export not done): ${o.followUpError}`, { singleLine: true }));
+  return o.apps.every((a) => a.state === 'completed') && !o.followUpError ? EXIT.OK : EXIT.SYNC_FAILED;
 }
 
 /**
