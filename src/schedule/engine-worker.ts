@@ -32,7 +32,16 @@ export async function startEngineWorker(deps: SyncDeps, settings: Settings, opts
   setMaxListeners(0, opts.signal);
   const d: EngineDeps = { ...deps, boss, settings, signal: opts.signal, ...(opts.onRetry ? { onRetry: opts.onRetry } : {}) };
   const polling = { pollingIntervalSeconds: settings.schedule.pollIntervalSeconds, batchSize: 1 };
-  await boss.work<TickJobData>(QUEUES.tick, polling, async ([job]) => onTickJob(d, job!.id));
+  await boss.work<TickJobData>(QUEUES.tick, polling, async ([job]) => {
+    try {
+      return await onTickJob(d, job!.id);
+    } catch (err) {
+      // The engine keeps a handler's error in the job and says nothing: a tick that cannot queue its
+      // apps skipped the night without a word (probe67 F5).
+      d.log.error({ tick: job!.id, err: (err as Error)?.message ?? String(err) }, 'tick failed: its apps were not queued (the engine retries it, then gives up on this slot)');
+      throw err;
+    }
+  });
   await boss.work<FinishJobData>(QUEUES.finish, polling, async ([job]) => {
     const outcome = await onFinishJob(d, job!.data);
     opts.onTickDone?.(outcome);
