@@ -52,11 +52,12 @@ export function registerStatus(program: Command): void {
       const future = statuses.filter((s) => s.watermark_started_at !== null && s.watermark_started_at > nowSec + (settings?.maxClockSkewMinutes ?? 10) * 60);
       const queued = (s: AppStatus): QueueEntry | undefined => queue.find((q) => q.app_id === s.app_id && q.region === s.region);
       // An app whose newest engine job failed every attempt, with no successful sync since it was
-      // queued: its attempts may have written no run at all (its lock held elsewhere: "another
+      // queued (the same second counts against it: unix seconds cannot order the two): its attempts
+      // may have written no run at all (its lock held elsewhere: "another
       // callsync process is syncing it now"), so its last run still read ok or running (probe67 F2).
       const jobFailed = (s: AppStatus): boolean => {
         const q = queued(s);
-        return q?.state === 'failed' && (s.last_success_at ?? 0) < (q.queued_at ?? 0);
+        return q?.state === 'failed' && (s.last_success_at ?? 0) <= (q.queued_at ?? 0);
       };
       const failing = statuses.filter((s) => (s.last_run_status !== null && UNHEALTHY.has(s.last_run_status)) || future.includes(s) || jobFailed(s));
       if (format === 'json') {
