@@ -38,10 +38,10 @@ export function withEarlierFields(earlier: ApiCall, got: ApiCall, none?: Readonl
 }
 
 /** What `call`'s silence means for each kind of media `before` had (MediaStatements.silence). */
-function mediaSilence(call: ApiCall, before: ApiCall, media: MediaStatements): Partial<Record<MediaKind, ReturnType<MediaStatements['silence']>>> {
+function mediaSilence(call: ApiCall, before: ApiCall, media: MediaStatements, listed: boolean): Partial<Record<MediaKind, ReturnType<MediaStatements['silence']>>> {
   const out: Partial<Record<MediaKind, ReturnType<MediaStatements['silence']>>> = {};
-  if (before.recordings?.length || before.recordingUrl || before.hasRecording === true) out.recordings = media.silence(call, 'recordings');
-  if (before.transcriptions?.length || before.hasTranscription === true) out.transcriptions = media.silence(call, 'transcriptions');
+  if (before.recordings?.length || before.recordingUrl || before.hasRecording === true) out.recordings = media.silence(call, 'recordings', listed);
+  if (before.transcriptions?.length || before.hasTranscription === true) out.transcriptions = media.silence(call, 'transcriptions', listed);
   return out;
 }
 
@@ -96,8 +96,8 @@ export interface StoredAnswer {
  *   participants the answer states: they belong to the old state (a refetch kept stale participant
  *   minutes under corrected call minutes, ok: round 12 F4; the settle audit the reverse, round 14 A1).
  */
-export function fillFromStored(call: ApiCall, before: StoredAnswer, media?: MediaStatements): { call: ApiCall; provisional: boolean } | undefined {
-  const silence = media ? mediaSilence(call, before.call, media) : {};
+export function fillFromStored(call: ApiCall, before: StoredAnswer, media?: MediaStatements, listed = false): { call: ApiCall; provisional: boolean } | undefined {
+  const silence = media ? mediaSilence(call, before.call, media, listed) : {};
   const filled = withEarlierFields(before.call, call, { recordings: silence.recordings === 'none', transcriptions: silence.transcriptions === 'none' });
   // Stored media the answer and its entry are silent on, from a service that stated no media this run.
   if (silence.recordings === 'doubt' || silence.transcriptions === 'doubt') return { call: filled, provisional: true };

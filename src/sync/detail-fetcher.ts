@@ -247,6 +247,7 @@ export class DetailFetcher {
     if ('asListed' in got) {
       // Get Call answered the list entry's own text: the call as listed, with its details source
       // the detail fetch (the service stated them twice).
+      d.media?.see(p.call, 'get');
       const stored = this.#mayFill(p, p.call) ? await this.#fromStored(p.call) : undefined;
       if (stored?.provisional) {
         unusable(PROVISIONAL, 'unusable_detail', true);
@@ -267,7 +268,7 @@ export class DetailFetcher {
       unusable(`Get Call answered a record that does not parse: ${parsed.reason}`, 'unusable_detail');
       return;
     }
-    d.media?.see(parsed.call);
+    d.media?.see(parsed.call, 'get');
     // What the answer leaves out comes from the list entry, then (below) from the answer the call was
     // last written from; its payload is then the merged record
     // (stored as answered, a later answer leaving the same out had nothing to take it from: NULL
@@ -338,7 +339,7 @@ export class DetailFetcher {
     const call = filled ?? listed;
     const text = call !== parsed.call ? (JSON.stringify(call) ?? json) : json;
     // Asked again to compare: an answer stating nothing new leaves the stored call as it is.
-    const none = d.media && { recordings: d.media.reading('recordings') === 'none', transcriptions: d.media.reading('transcriptions') === 'none' };
+    const none = d.media && { recordings: d.media.reading('recordings', false) === 'none', transcriptions: d.media.reading('transcriptions', false) === 'none' };
     if (p.settle && d.settle && !d.settle.changed(id, p.settle, call, text, none)) return;
     const row = this.#store(call, text, p, now, w, onLive);
     if (p.audit) d.audit?.check(p.call, call, row);
@@ -354,7 +355,8 @@ export class DetailFetcher {
    */
   async #fromStored(call: ApiCall): Promise<{ call: ApiCall; provisional: boolean } | undefined> {
     const before = await this.d.storedAnswer?.(call.sessionId);
-    return before !== undefined ? fillFromStored(call, before, this.d.media) : undefined;
+    // Asked only for a listed call (#mayFill): its entry was silent too.
+    return before !== undefined ? fillFromStored(call, before, this.d.media, true) : undefined;
   }
 
   #mayFill(p: Pending, call: ApiCall): boolean {

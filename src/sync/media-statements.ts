@@ -18,6 +18,11 @@ const FLAG = { recordings: 'hasRecording', transcriptions: 'hasTranscription' } 
  */
 export const MEDIA_HISTORY = 200;
 
+/** Who stated it: Get Call's answers, List Calls' entries, or anything (stored answers too). */
+type Source = 'get' | 'list' | 'any';
+type Said = Record<MediaKind, { yes: number; no: number }>;
+const noneSaid = (): Said => ({ recordings: { yes: 0, no: 0 }, transcriptions: { yes: 0, no: 0 } });
+
 /**
  * How this run's service states that a call has no recordings (or transcriptions): with
  * `hasRecording: false`, or by leaving the field out, as Go's `omitempty` and many JSON encoders do
@@ -26,26 +31,36 @@ export const MEDIA_HISTORY = 200;
  * kept (filled from the stored answer) and a service that drops `hasRecording` when false deleted
  * them, so a recording deleted at the service stayed billed, ok (helper-63 F4, session 29).
  *
- * Silence reads as "none" only when this run (and the answers earlier runs stored: MEDIA_HISTORY)
- * has seen the service say `true` of some call and never `false`: the service then states only the
- * true value. Seen `false` too, silence is only unsaid and
- * the stored media stay, as before. Seen neither, the service states nothing of media this run while
- * the stored answer did: all of them deleted by an omitempty service, or a service that stopped
- * stating them; which is not known (a doubt: the stored media stay and the run is partial). A run
- * that read silence as "none" and sees `false` afterwards has no proof for what it read
- * (`contradiction`: the run is partial).
+ * Get Call's own answers in this run decide first: once one stated `false`, silence is only unsaid
+ * (the stored media stay); once one stated media (`true`, or recordings carried) and none `false`,
+ * Get Call leaves `false` out, so silence reads as "none" (a service whose list states `false` and
+ * whose Get Call leaves it out kept deleted recordings, ok, judged by the list: helper-66). For a
+ * listed call whose entry is silent too, List Calls' entries decide next, the same way (a list
+ * carrying recordings without a flag, silent on this call: it has none). Then the flags of
+ * everything, the answers earlier runs stored (MEDIA_HISTORY) too: `false` seen, unsaid, unless
+ * nothing this run stated media at all (the service stopped stating them: a doubt, the stored media
+ * stay and the run is partial); only `true`, none (every recording of an omitempty service deleted;
+ * a call asked by id with no answer of this run stating media yet); nothing, unsaid, as before. A run that read silence as "none" and then meets a `false` from the
+ * same source has no proof for what it read (`contradiction`: the run is partial).
  */
 export class MediaStatements {
-  readonly #said = { recordings: { yes: 0, no: 0 }, transcriptions: { yes: 0, no: 0 } };
-  readonly #readAsNone = { recordings: [] as string[], transcriptions: [] as string[] };
+  readonly #said: Record<Source, Said> = { get: noneSaid(), list: noneSaid(), any: noneSaid() };
+  readonly #readAsNone: Record<Source, Record<MediaKind, string[]>> = {
+    get: { recordings: [], transcriptions: [] }, list: { recordings: [], transcriptions: [] }, any: { recordings: [], transcriptions: [] },
+  };
 
-  /** Notes what a list entry, an answer or a stored answer states of its media (called for every one parsed). */
-  see(call: ApiCall | undefined): void {
+  /** Notes what an answer (`get`), a list entry (`list`) or a stored answer states of its media. */
+  see(call: ApiCall | undefined, source: Source = 'any'): void {
     if (call === undefined) return;
     for (const kind of ['recordings', 'transcriptions'] as const) {
       const v = call[FLAG[kind]];
-      if (v === true) this.#said[kind].yes++;
-      else if (v === false) this.#said[kind].no++;
+      if (v === true) this.#said.any[kind].yes++;
+      else if (v === false) this.#said.any[kind].no++;
+      if (source === 'any') continue;
+      // An endpoint carrying media, flag or not, shows that its view states them.
+      const carries = v === true || (kind === 'recordings' ? (call.recordings?.length ?? 0) > 0 || call.recordingUrl != null : (call.transcriptions?.length ?? 0) > 0);
+      if (v === false) this.#said[source][kind].no++;
+      else if (carries) this.#said[source][kind].yes++;
     }
   }
 
@@ -53,26 +68,42 @@ export class MediaStatements {
    * What `call`'s silence on `kind` means; undefined when the call is not silent on it (it states the
    * flag or carries the media). A "none" is remembered for `contradiction`.
    */
-  silence(call: ApiCall, kind: MediaKind): Silence | undefined {
+  silence(call: ApiCall, kind: MediaKind, listed: boolean): Silence | undefined {
     if (call[FLAG[kind]] != null || call[kind] != null || (kind === 'recordings' && call.recordingUrl != null)) return undefined;
-    const reading = this.reading(kind);
-    if (reading === 'none') this.#readAsNone[kind].push(call.sessionId);
+    const { reading, source } = this.#read(kind, listed);
+    if (reading === 'none') this.#readAsNone[source][kind].push(call.sessionId);
     return reading;
   }
 
-  /** What silence on `kind` means as this run's statements stand (see the class). */
-  reading(kind: MediaKind): Silence {
-    const said = this.#said[kind];
-    if (said.no > 0) return 'unsaid';
-    return said.yes === 0 ? 'doubt' : 'none';
+  /** What silence on `kind` means as this run's statements stand (see the class); `listed`: the call's list entry is silent too. */
+  reading(kind: MediaKind, listed: boolean): Silence {
+    return this.#read(kind, listed).reading;
   }
 
-  /** Why what this run read as "none" is not proved (the service said `false` after all), or undefined. */
+  #read(kind: MediaKind, listed: boolean): { reading: Silence; source: Source } {
+    for (const source of listed ? (['get', 'list'] as const) : (['get'] as const)) {
+      const said = this.#said[source][kind];
+      if (said.no > 0) return { reading: 'unsaid', source };
+      if (said.yes > 0) return { reading: 'none', source };
+    }
+    const any = this.#said.any[kind];
+    // Stated `false` before (stored answers) and nothing of media at all this run: the service stopped
+    // stating them, which tells nothing of this call's (a recording deleted then stayed, ok).
+    const run = this.#said.get[kind].yes + this.#said.get[kind].no + this.#said.list[kind].yes + this.#said.list[kind].no;
+    if (any.no > 0) return { reading: run === 0 ? 'doubt' : 'unsaid', source: 'any' };
+    // Only `true` ever stated: omitempty (a known gap: a Get view without media beside a list that
+    // leaves false out reads a call asked by id as having none, and its stored recordings go).
+    return { reading: any.yes > 0 ? 'none' : 'unsaid', source: 'any' };
+  }
+
+  /** Why what this run read as "none" is not proved (the same source said `false` after all), or undefined. */
   contradiction(): string | undefined {
-    for (const kind of ['recordings', 'transcriptions'] as const) {
-      const ids = this.#readAsNone[kind];
-      if (ids.length === 0 || this.#said[kind].no === 0) continue;
-      return `${ids.length} call(s) stated without ${FLAG[kind]} were taken to have no ${kind} (the service had stated only \`${FLAG[kind]}: true\` so far), then it stated \`${FLAG[kind]}: false\` of other calls: their stored ${kind} were removed while the service may still have them (first: ${ids[0]!.slice(0, 80)})`;
+    for (const source of ['get', 'list', 'any'] as const) {
+      for (const kind of ['recordings', 'transcriptions'] as const) {
+        const ids = this.#readAsNone[source][kind];
+        if (ids.length === 0 || this.#said[source][kind].no === 0) continue;
+        return `${ids.length} call(s) stated without ${FLAG[kind]} were taken to have no ${kind} (${source === 'get' ? 'Get Call' : source === 'list' ? 'List Calls' : 'the service'} had stated only \`${FLAG[kind]}: true\` so far), then it stated \`${FLAG[kind]}: false\` of other calls: their stored ${kind} were removed while the service may still have them (first: ${ids[0]!.slice(0, 80)})`;
+      }
     }
     return undefined;
   }

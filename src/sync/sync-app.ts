@@ -199,7 +199,7 @@ export async function syncApp(deps: SyncDeps, settings: Settings, app: AppSettin
           }
           for (const v of parsed.valid) {
             watermark.see(v.call);
-            media.see(v.call);
+            media.see(v.call, 'list');
           }
           const window = backfill ? { since: opts.since, until: opts.until } : undefined;
           const ids = parsed.valid.map((v) => v.call.sessionId);
