@@ -17,6 +17,7 @@ import * as participantsByCallId from './20261126T100000_participants_by_call_id
 import * as rejectedRegion from './20261129T000000_rejected_region.js';
 import * as rejectedUnlisted from './20261130T000000_rejected_unlisted.js';
 import * as callTotalFromParts from './20261130T010000_call_total_from_parts.js';
+import * as groupFailedRegion from './20261130T020000_group_failed_region.js';
 
 /** A migration module: `up` may take the destination's SQL fragments as its second argument. */
 interface MigrationModule {
@@ -45,6 +46,7 @@ const MODULES: Record<string, MigrationModule> = {
   '20261129T000000_rejected_region': rejectedRegion,
   '20261130T000000_rejected_unlisted': rejectedUnlisted,
   '20261130T010000_call_total_from_parts': callTotalFromParts,
+  '20261130T020000_group_failed_region': groupFailedRegion,
 };
 
 /**

@@ -45,16 +45,26 @@ export async function markGroupNotFound(trx: Db, appId: string, guid: string, no
  * and the next run syncs the group again whether or not its window lists a call to it (an
  * incremental run listing no call of that group ended ok with the members never stored: probe65 F2).
  */
-export async function markGroupFailed(db: Kysely<Database>, appId: string, guid: string, now: number): Promise<void> {
+export async function markGroupFailed(db: Kysely<Database>, appId: string, region: string, guid: string, now: number): Promise<void> {
   await db
     .insertInto('synced_groups')
-    .values({ app_id: appId, guid, status: 'failed', members: 0, synced_at: now, not_found_at: null })
-    .onConflict((oc) => oc.columns(['app_id', 'guid']).doUpdateSet({ status: 'failed' }))
+    .values({ app_id: appId, guid, status: 'failed', members: 0, synced_at: now, not_found_at: null, failed_region: region })
+    .onConflict((oc) => oc.columns(['app_id', 'guid']).doUpdateSet({ status: 'failed', failed_region: region }))
     .execute();
 }
 
-/** Groups whose last sync failed (markGroupFailed): synced again by the next run. */
-export async function failedGroups(db: Kysely<Database>, appId: string): Promise<string[]> {
-  const rows = await db.selectFrom('synced_groups').select('guid').where('app_id', '=', appId).where('status', '=', 'failed').execute();
+/**
+ * Groups whose last sync in `region` failed (markGroupFailed): synced again by that region's next
+ * run. Not another region's: one appId in two regions, the other host answered ERR_GUID_NOT_FOUND,
+ * the group's members were removed and never read again, ok (probe66).
+ */
+export async function failedGroups(db: Kysely<Database>, appId: string, region: string): Promise<string[]> {
+  const rows = await db
+    .selectFrom('synced_groups')
+    .select('guid')
+    .where('app_id', '=', appId)
+    .where('status', '=', 'failed')
+    .where((eb) => eb.or([eb('failed_region', '=', region), eb('failed_region', 'is', null)]))
+    .execute();
   return rows.map((r) => r.guid);
 }

@@ -246,6 +246,8 @@ export interface SyncedGroupsTable {
   members: number;
   synced_at: number;
   not_found_at: number | null;
+  /** The region whose run marked it 'failed' (only that region's next run reads it again); null before 20261130T020000. */
+  failed_region?: string | null;
 }
 
 /**

@@ -304,7 +304,7 @@ export async function syncApp(deps: SyncDeps, settings: Settings, app: AppSettin
 
     for (const g of fetcher.groups) groupsCalled.add(g);
     // Groups an earlier run could not sync (partial, "retried on the next run"), whatever this run listed.
-    if (!backfill) for (const g of await failedGroups(db, app.appId)) groupsCalled.add(g);
+    if (!backfill) for (const g of await failedGroups(db, app.appId, app.region)) groupsCalled.add(g);
     const groups = await syncGroupMembers({ db, nowSeconds: () => unixSeconds(clock), runId: opts.runId, region: app.region, maxMembers: settings.maxMembersPerGroup }, new ChatApi(client, app.chatBaseUrl), app.appId, [...groupsCalled].sort());
     if (groups.pageSizeRefused) log.warn({ refused: groups.pageSizeRefused.refusal }, groups.pageSizeRefused.line);
     r.groupsSynced = groups.groups;

@@ -367,7 +367,7 @@ export async function syncGroupMembers(
       if (err instanceof GroupTooLargeError || (err instanceof ApiError && (err.kind === 'account' || (err.kind === 'auth' && !refusesGroupOnly(err))))) throw err;
       result.failed.push(`${guid}: ${err instanceof ApiError && refusesGroupOnly(err) ? refusedGroupLine(err) : err instanceof Error ? err.message : String(err)}`);
       // Remembered, so the next run syncs it again even when its window lists no call to it.
-      await markGroupFailed(deps.db, appId, guid, deps.nowSeconds()).catch(() => undefined);
+      await markGroupFailed(deps.db, appId, deps.region, guid, deps.nowSeconds()).catch(() => undefined);
       return NOTHING_LEARNED;
     }
   };
