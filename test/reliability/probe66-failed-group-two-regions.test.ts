@@ -43,4 +43,25 @@ describe('probe66: a failed group and a second region of the same app', () => {
       await eu.close();
     }
   });
+  it('a failed group deleted at the service before the next run: marked not found, that run ok, the one after does not ask again', async () => {
+    const us = await FakeCallsService.start({ calls: 400, ongoing: 0, seed: 6603, spanHours: 144, groups: 30 });
+    const newestByGroup = new Map<string, number>();
+    for (const c of us.calls) if (c.receiverType === 'group') newestByGroup.set(c.receiver, Math.max(newestByGroup.get(c.receiver) ?? 0, c.initiatedAt));
+    const [guid] = [...newestByGroup].sort((a, b) => a[1] - b[1])[0]!;
+    us.membersForbidden.add(guid);
+    const database = join(tmp.dir, 'deleted.db');
+    const settings = resolveConfig({ database, apps: [{ appId: 'app1', region: 'us', apiKeyEnv: KEY_ENV, requestsPerMinute: 100_000, ...us.baseUrls('app1') }], pageSize: 50, lookbackHours: 1, requestTimeoutMs: 2_000 }, { [KEY_ENV]: TEST_KEY, CALLSYNC_RETRY_BASE_MS: '5' });
+    try {
+      expect((await syncWith(settings)).results[0]!.status).toBe('partial');
+      us.members.delete(guid);
+      const second = (await syncWith(settings)).results[0]!;
+      const seen = (): number => (us as unknown as { server: { requests: { url: string }[] } }).server.requests.filter((r) => r.url.includes(`/groups/${encodeURIComponent(guid)}/members`)).length;
+      const before = seen();
+      const third = (await syncWith(settings)).results[0]!;
+      const row = await withStore(database, async ({ db }) => db.selectFrom('synced_groups').select(['status']).where('guid', '=', guid).executeTakeFirst());
+      expect({ second: second.status, third: third.status, status: row?.status, asked: seen() - before }).toEqual({ second: 'ok', third: 'ok', status: 'not_found', asked: 0 });
+    } finally {
+      await us.close();
+    }
+  });
 });
