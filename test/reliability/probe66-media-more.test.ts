@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { FakeCall, FakeCallsService, Wire } from './support/fake-calls-service.js';
-import { nights, type Night } from './support/probe66-nights.js';
+import { nights, type Night } from './support/nights.js';
 
 const omitFalse = (k: string) => (w: Wire): Wire => { const o = { ...w }; if (o[k] === false) delete o[k]; return o; };
 const both = (w: Wire): Wire => omitFalse('hasTranscription')(omitFalse('hasRecording')(w));

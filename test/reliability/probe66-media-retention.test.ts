@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Wire } from './support/fake-calls-service.js';
-import { nights } from './support/probe66-nights.js';
+import { nights } from './support/nights.js';
 
 /**
  * probe66 (a guard: holds at af26586, failed with a first version of the F2 fix that judged a call

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { FakeCallsService, Wire } from './support/fake-calls-service.js';
-import { nights } from './support/probe66-nights.js';
+import { nights } from './support/nights.js';
 
 /** Probe 66: media a service leaves unsaid (MediaStatements), servers stating media in other styles. */
 const deleteSome = (s: FakeCallsService, night: number): void => {

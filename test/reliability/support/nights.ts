@@ -7,9 +7,13 @@ import { settingsAt } from './matrix.js';
 import { callsVsTruth } from './stored-vs-truth.js';
 
 const BASE = { pageSize: 50, detailFetch: 'auto', lookbackHours: 24, concurrency: 4, maxAttempts: 3, requestTimeoutMs: 2_000 } as const;
-export const tmp = tempDir('callsync-probe66-');
+export const tmp = tempDir('callsync-nights-');
 export interface Night { night: number; recentWrong: number; firstRecentWrong?: string | undefined; status: string; error?: string | undefined; wrong: number; firstWrong?: string | undefined; detailFetches: number; auditedAgain: number; notFound: number; failed: number; retries: number; differs: boolean }
 
+/**
+ * Nightly syncs against a hostile fake (synced_at moved back two hours between them, a new call each
+ * night), each compared with the fake's truth (callsVsTruth). Shared by the media and audit probes.
+ */
 export async function nights(name: string, opts: FakeOptions, o: { n?: number; extra?: Record<string, unknown>; args?: (night: number) => Record<string, unknown>; setup?: (s: FakeCallsService) => void; between?: (s: FakeCallsService, night: number) => void; full?: (night: number) => boolean } = {}): Promise<Night[]> {
   const service = await FakeCallsService.start({ calls: 300, ongoing: 0, ...opts });
   o.setup?.(service);
