@@ -2,7 +2,7 @@ import { isoUtc } from '../export/period.js';
 import { ENGINE_SCHEMA, QUEUES } from '../schedule/job-engine.js';
 import { errorOf } from '../schedule/engine-jobs.js';
 import { destinationOf } from '../store/destinations/index.js';
-import { latestAppJobs, type AppJobRow } from '../store/job-queue-repo.js';
+import { latestAppJobs, latestJob, type AppJobRow } from '../store/job-queue-repo.js';
 import { lastRuns } from '../store/runs-repo.js';
 import type { Store } from '../store/connection.js';
 
@@ -53,4 +53,16 @@ export async function queueEntries(store: Store): Promise<QueueEntry[]> {
     return r ? `pid ${r.pid} on ${r.host ?? '?'}` : undefined;
   };
   return jobs.map((j) => ({ app_id: j.app_id, region: j.region, state: j.state, text: describeJob(j, runner(j)), queued_at: seconds(j.created_on) }));
+}
+
+/**
+ * The schedule's newest tick when it failed (every attempt), as one phrase; undefined otherwise, and
+ * on SQLite. A tick that fails (an unfinished copy, a failed migration, the database refusing)
+ * queues no app job, so the apps' rows still read the night before: healthy (probe67 F5).
+ */
+export async function failedTick(store: Store): Promise<string | undefined> {
+  if (!destinationOf(store.db).capabilities.concurrentWriters) return undefined;
+  const tick = await latestJob(store.db, { schema: ENGINE_SCHEMA, queue: QUEUES.tick });
+  if (tick?.state !== 'failed') return undefined;
+  return `the schedule's last tick (queued ${isoUtc(seconds(tick.created_on))}) failed after ${tick.retry_count + 1} attempts: ${errorOf(tick.output)}; its apps were not synced`;
 }

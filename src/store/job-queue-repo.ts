@@ -50,3 +50,17 @@ export async function latestAppJobs(db: Kysely<Database>, where: { schema: strin
     order by app_id, region, created_on desc`.execute(db);
   return r.rows;
 }
+
+/** The newest job of `queue` (live, then archived), whatever its data: the schedule's last tick. */
+export async function latestJob(db: Kysely<Database>, where: { schema: string; queue: string }): Promise<Pick<AppJobRow, 'id' | 'state' | 'retry_count' | 'created_on' | 'output'> | undefined> {
+  if (!(await engineInstalled(db, where.schema))) return undefined;
+  const cols = sql`id::text as id, state::text as state, retry_count, created_on, output`;
+  const r = await sql<Pick<AppJobRow, 'id' | 'state' | 'retry_count' | 'created_on' | 'output'>>`
+    select * from (
+      select ${cols} from ${sql.table(`${where.schema}.job`)} where name = ${where.queue}
+      union all
+      select ${cols} from ${sql.table(`${where.schema}.archive`)} where name = ${where.queue}
+    ) j
+    order by created_on desc limit 1`.execute(db);
+  return r.rows[0];
+}

@@ -15,8 +15,8 @@ import { KEY_ENV, TEST_KEY, testSettings } from '../helpers/harness.js';
  * probe67 F5. A tick job whose handler fails (here: the database holds an unfinished `callsync copy`,
  * so prepareDatabase refuses; equally a migration that fails, or the database refusing a write) is
  * retried twice by the engine and then `failed`, and nothing is said: the cron workers log no line,
- * send no app job and no finish job, so the night is skipped; `status` still reads the last night's
- * runs and jobs: healthy, exit 0. (`schedule --run-now` alone says "the tick could not be queued or
+ * send no app job and no finish job, so the night is skipped; `status` still read the last night's
+ * runs and jobs: healthy, exit 0 (now TICK FAILED, exit 1). (`schedule --run-now` alone says "the tick could not be queued or
  * finished (see the log)", and the log has nothing.)
  */
 const postgres = (await testDialects()).includes('postgres');
@@ -58,6 +58,11 @@ describe.runIf(postgres)('a tick job that fails (probe67 F5)', () => {
       }
       expect(state).toBe('failed');
       expect(lines.filter((l) => l.level === 'error').map((l) => `${l.msg} ${JSON.stringify(l.obj)}`).join('\n')).toMatch(/unfinished copy/);
+      // And `status` (the healthcheck) says so: the apps' rows still read last night's runs.
+      const st = await runCli(['status', '--config', cfg]);
+      expect(st.code, st.stdout + st.stderr).toBe(1);
+      expect(st.stdout).toMatch(/TICK FAILED: the schedule's last tick .* failed after 1 attempts: .*unfinished copy/);
+      expect(st.stdout).toMatch(/UNHEALTHY/);
     } finally {
       stop.abort();
       await worker.stop();

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { isoUtc } from '../../export/period.js';
 import { appStatuses, type AppStatus } from '../../store/runs-repo.js';
-import { queueEntries, type QueueEntry } from '../job-queue-view.js';
+import { failedTick, queueEntries, type QueueEntry } from '../job-queue-view.js';
 import { databaseExists } from '../../store/destinations/index.js';
 import { EXIT } from '../exit-codes.js';
 import { openForReading } from '../open-for-reading.js';
@@ -35,9 +35,11 @@ export function registerStatus(program: Command): void {
       const store = await openForReading(resolved, { missing: 'empty' });
       let statuses: AppStatus[];
       let queue: QueueEntry[];
+      let tickFailed: string | undefined;
       try {
         statuses = await appStatuses(store.db);
         queue = await queueEntries(store);
+        tickFailed = await failedTick(store);
       } finally {
         await store.close();
       }
@@ -65,7 +67,7 @@ export function registerStatus(program: Command): void {
           const q = queued(s);
           return { ...s, watermark_in_future: future.includes(s), ...(queue.length ? { queue: q ? { state: q.state, text: q.text } : null } : {}) };
         });
-        process.stdout.write(sanitizeForTerminal(`${JSON.stringify({ healthy: failing.length === 0, apps }, null, 2)}\n`));
+        process.stdout.write(sanitizeForTerminal(`${JSON.stringify({ healthy: failing.length === 0 && !tickFailed, apps, ...(tickFailed ? { tickFailed } : {}) }, null, 2)}\n`));
       } else {
         // On PostgreSQL with workers, each app's place in the job engine's queue comes first.
         const cols = [...(queue.length ? ['app', 'queue'] : ['app']), 'last success', 'watermark', 'calls', 'rejected', 'last run', 'error'];
@@ -75,8 +77,9 @@ export function registerStatus(program: Command): void {
         const failed = failing.filter((s) => !future.includes(s));
         // An abandoned run names why (its process is gone): a SIGKILLed sync is not mistaken for a running one.
         for (const s of failed.filter((f) => f.last_run_status === 'abandoned')) process.stdout.write(`${sanitizeForTerminal(`ABANDONED: ${s.app_id} (${s.region}): ${s.last_run_error ?? 'its process is gone'}`, { singleLine: true })}\n`);
-        process.stdout.write(sanitizeForTerminal(failed.length ? `UNHEALTHY: the last run did not succeed: ${failed.map((s) => `${s.app_id} (${s.region}) ${jobFailed(s) && !UNHEALTHY.has(s.last_run_status ?? '') ? `its sync job ${queued(s)!.text}` : s.last_run_status}`).join(', ')}\n` : future.length ? 'UNHEALTHY\n' : 'healthy\n'));
+        if (tickFailed) process.stdout.write(`${sanitizeForTerminal(`TICK FAILED: ${tickFailed}`, { singleLine: true })}\n`);
+        process.stdout.write(sanitizeForTerminal(failed.length ? `UNHEALTHY: the last run did not succeed: ${failed.map((s) => `${s.app_id} (${s.region}) ${jobFailed(s) && !UNHEALTHY.has(s.last_run_status ?? '') ? `its sync job ${queued(s)!.text}` : s.last_run_status}`).join(', ')}\n` : future.length || tickFailed ? 'UNHEALTHY\n' : 'healthy\n'));
       }
-      process.exitCode = failing.length ? EXIT.SYNC_FAILED : EXIT.OK;
+      process.exitCode = failing.length || tickFailed ? EXIT.SYNC_FAILED : EXIT.OK;
     });
 }
