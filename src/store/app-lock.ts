@@ -1,4 +1,5 @@
 import { sql, type Kysely, type Transaction } from 'kysely';
+import { CallsyncError } from '../config/errors.js';
 import { destinationOf } from './destinations/index.js';
 import type { Database } from './schema.js';
 
@@ -53,7 +54,7 @@ export async function withAdvisoryLock<T>(db: Kysely<Database>, key: string, fn:
     const lost = new AbortController();
     const markLost = (err: unknown): void => {
       if (lost.signal.aborted) return;
-      lost.abort(new LockLostError(`lost the lock of ${key}: the database session holding it ended (${(err as Error)?.message ?? String(err)}); what was written stays, the next run resumes`));
+      lost.abort(new CallsyncError('LEASE_LOST', `lost the lock of ${key}: the database session holding it ended (${(err as Error)?.message ?? String(err)}); what was written stays, the next run resumes`));
     };
     // PostgreSQL 14+: this session is idle on purpose. Older servers have no such setting.
     await sql`select set_config('idle_session_timeout', '0', false)`.execute(conn).catch(() => undefined);
@@ -75,11 +76,6 @@ export async function withAdvisoryLock<T>(db: Kysely<Database>, key: string, fn:
       await sql`select pg_advisory_unlock(${NAMESPACE}::int4, hashtext(${key}))`.execute(conn).catch(() => undefined);
     }
   });
-}
-
-/** The session holding an app's lock ended while its sync ran (code LEASE_LOST, exit 1). */
-export class LockLostError extends Error {
-  readonly code = 'LEASE_LOST';
 }
 
 /** Like withAdvisoryLock, but waits for the lock instead of giving up (a short critical section). */

@@ -36,31 +36,26 @@ export async function engineInstalled(db: Kysely<Database>, schema: string): Pro
  */
 export async function latestAppJobs(db: Kysely<Database>, where: { schema: string; queue: string; app?: { appId: string; region: string } }): Promise<AppJobRow[]> {
   if (!(await engineInstalled(db, where.schema))) return [];
-  const live = sql.table(`${where.schema}.job`);
-  const archived = sql.table(`${where.schema}.archive`);
   const appFilter = where.app ? sql`and data->>'appId' = ${where.app.appId} and data->>'region' = ${where.app.region}` : sql``;
-  const cols = sql`id::text as id, data->>'appId' as app_id, data->>'region' as region, data->>'tick' as tick, state::text as state,
-    retry_count, retry_limit, start_after, started_on, created_on, completed_on, output`;
   const r = await sql<AppJobRow>`
-    select distinct on (app_id, region) * from (
-      select ${cols} from ${live} where name = ${where.queue} ${appFilter}
-      union all
-      select ${cols} from ${archived} where name = ${where.queue} ${appFilter}
-    ) j
+    select distinct on (app_id, region) * from (${jobsOf(where.schema, where.queue, appFilter)}) j
     order by app_id, region, created_on desc`.execute(db);
   return r.rows;
 }
 
-/** The newest job of `queue` (live, then archived), whatever its data: the schedule's last tick. */
-export async function latestJob(db: Kysely<Database>, where: { schema: string; queue: string }): Promise<Pick<AppJobRow, 'id' | 'state' | 'retry_count' | 'created_on' | 'output'> | undefined> {
+/** The newest job of `queue`, whatever its data: the schedule's last tick. */
+export async function latestJob(db: Kysely<Database>, where: { schema: string; queue: string }): Promise<AppJobRow | undefined> {
   if (!(await engineInstalled(db, where.schema))) return undefined;
-  const cols = sql`id::text as id, state::text as state, retry_count, created_on, output`;
-  const r = await sql<Pick<AppJobRow, 'id' | 'state' | 'retry_count' | 'created_on' | 'output'>>`
-    select * from (
-      select ${cols} from ${sql.table(`${where.schema}.job`)} where name = ${where.queue}
-      union all
-      select ${cols} from ${sql.table(`${where.schema}.archive`)} where name = ${where.queue}
-    ) j
-    order by created_on desc limit 1`.execute(db);
+  const r = await sql<AppJobRow>`select * from (${jobsOf(where.schema, where.queue)}) j order by created_on desc limit 1`.execute(db);
   return r.rows[0];
+}
+
+/** The jobs of `queue` the engine holds, live and archived, as AppJobRow columns. */
+function jobsOf(schema: string, queue: string, filter = sql``) {
+  const cols = sql`id::text as id, data->>'appId' as app_id, data->>'region' as region, data->>'tick' as tick, state::text as state,
+    retry_count, retry_limit, start_after, started_on, created_on, completed_on, output`;
+  return sql`
+      select ${cols} from ${sql.table(`${schema}.job`)} where name = ${queue} ${filter}
+      union all
+      select ${cols} from ${sql.table(`${schema}.archive`)} where name = ${queue} ${filter}`;
 }

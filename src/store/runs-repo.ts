@@ -64,7 +64,6 @@ export async function insertRejected(db: Db, rows: readonly NewRejectedRow[]): P
 
 /** A rejected record as markRejectsUnlisted judges it. */
 export interface RejectedKey {
-  endpoint: string;
   record_key: string;
   fingerprint: string;
 }
@@ -80,7 +79,7 @@ export interface RejectedKey {
 export async function markRejectsUnlisted(db: Db, appId: string, region: string, stillListed: (r: RejectedKey) => boolean, now: number): Promise<number> {
   const rows = await db
     .selectFrom('rejected_records')
-    .select(['id', 'endpoint', 'record_key', 'fingerprint'])
+    .select(['id', 'record_key', 'fingerprint'])
     .where('app_id', '=', appId)
     .where('region', '=', region)
     .where('endpoint', 'in', ['list_calls', 'get_call'])

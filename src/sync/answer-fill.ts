@@ -3,7 +3,7 @@ import type { CallRows } from '../store/schema.js';
 import { rowsToCompare } from '../transform/call-rows.js';
 import { isFinalCall } from '../transform/call-status.js';
 import { SAME_MINUTES, sameMinutes } from '../transform/compare-rows.js';
-import type { MediaKind, MediaStatements } from './media-statements.js';
+import type { MediaKind, MediaStatements, Silence } from './media-statements.js';
 
 /**
  * What a Get Call answer leaves out, taken from an earlier statement of the same call: its list
@@ -38,8 +38,8 @@ export function withEarlierFields(earlier: ApiCall, got: ApiCall, none?: Readonl
 }
 
 /** What `call`'s silence means for each kind of media `before` had (MediaStatements.silence). */
-function mediaSilence(call: ApiCall, before: ApiCall, media: MediaStatements, listed: boolean): Partial<Record<MediaKind, ReturnType<MediaStatements['silence']>>> {
-  const out: Partial<Record<MediaKind, ReturnType<MediaStatements['silence']>>> = {};
+function mediaSilence(call: ApiCall, before: ApiCall, media: MediaStatements, listed: boolean): Partial<Record<MediaKind, Silence | undefined>> {
+  const out: Partial<Record<MediaKind, Silence | undefined>> = {};
   if (before.recordings?.length || before.recordingUrl || before.hasRecording === true) out.recordings = media.silence(call, 'recordings', listed);
   if (before.transcriptions?.length || before.hasTranscription === true) out.transcriptions = media.silence(call, 'transcriptions', listed);
   return out;

@@ -339,8 +339,7 @@ export class DetailFetcher {
     const call = filled ?? listed;
     const text = call !== parsed.call ? (JSON.stringify(call) ?? json) : json;
     // Asked again to compare: an answer stating nothing new leaves the stored call as it is.
-    const none = d.media && { recordings: d.media.reading('recordings', false) === 'none', transcriptions: d.media.reading('transcriptions', false) === 'none' };
-    if (p.settle && d.settle && !d.settle.changed(id, p.settle, call, text, none)) return;
+    if (p.settle && d.settle && !d.settle.changed(id, p.settle, call, text, d.media?.noneOf(false))) return;
     const row = this.#store(call, text, p, now, w, onLive);
     if (p.audit) d.audit?.check(p.call, call, row);
   }

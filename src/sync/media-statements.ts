@@ -75,9 +75,9 @@ export class MediaStatements {
     return reading;
   }
 
-  /** What silence on `kind` means as this run's statements stand (see the class); `listed`: the call's list entry is silent too. */
-  reading(kind: MediaKind, listed: boolean): Silence {
-    return this.#read(kind, listed).reading;
+  /** For each kind, whether silence on it reads as none as this run's statements stand (see the class); `listed`: the call's list entry is silent too. */
+  noneOf(listed: boolean): Record<MediaKind, boolean> {
+    return { recordings: this.#read('recordings', listed).reading === 'none', transcriptions: this.#read('transcriptions', listed).reading === 'none' };
   }
 
   #read(kind: MediaKind, listed: boolean): { reading: Silence; source: Source } {

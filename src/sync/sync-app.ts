@@ -3,6 +3,7 @@ import type { Kysely } from 'kysely';
 import pLimit from 'p-limit';
 import type { Dispatcher } from 'undici';
 import type { AppSettings, Settings } from '../config/load.js';
+import { CallsyncError } from '../config/errors.js';
 import { redact } from '../config/secret.js';
 import { CallsApi } from '../source/calls-api.js';
 import { ChatApi } from '../source/chat-api.js';
@@ -14,7 +15,7 @@ import { hasStoredCalls, loadCallStates, listLiveCalls, POSITION_KEY_PREFIX, typ
 import { listRetries } from '../store/retries-repo.js';
 import { failedGroups } from '../store/groups-repo.js';
 import { loadStoredPayload, recentStoredAnswers } from '../store/settle-repo.js';
-import { getSyncState, markRejectsUnlisted, saveSyncState, startRun, updateRun } from '../store/runs-repo.js';
+import { getSyncState, markRejectsUnlisted, saveSyncState, startRun, updateRun, type RejectedKey } from '../store/runs-repo.js';
 import type { Database } from '../store/schema.js';
 import type { Logger } from '../log/logger.js';
 import { unixSeconds, type Clock } from '../config/clock.js';
@@ -92,6 +93,11 @@ export async function syncApp(deps: SyncDeps, settings: Settings, app: AppSettin
   /** Declared here so that what its audits found is saved also when the run stops early (see catch). */
   let audit: ListAudit | undefined;
   let settle: SettleAudit | undefined;
+  /** Saves what an audit found (and says it); a finding is a fact about the service whatever ends the run. */
+  const saveFinding = async (a: ListAudit | SettleAudit | undefined): Promise<void> => {
+    const found = a ? await a.save(db, app.appId, app.region) : undefined;
+    if (found) log.warn({ reason: found.reason }, found.line);
+  };
 
   try {
     if (!app.apiKey) {
@@ -278,12 +284,11 @@ export async function syncApp(deps: SyncDeps, settings: Settings, app: AppSettin
       const gone = await markCallsNoLongerListed(db, app.appId, app.region, listingRun, unixSeconds(clock));
       if (gone > 0) log.info({ calls: gone }, 'stored calls the complete listing no longer shows are marked not found (kept)');
       // Still listed: filed from (or with the key or payload of) an entry this run's listings showed (keys are filed cut short).
-      const stillListed = (x: { record_key: string; fingerprint: string }): boolean => listingRun.listed(x.record_key) || invalidSeen.keys.has(x.record_key) || invalidSeen.fingerprints.has(x.fingerprint) || (!x.record_key.startsWith(POSITION_KEY_PREFIX) && recent.get(x.record_key) !== undefined);
+      const stillListed = (x: RejectedKey): boolean => listingRun.listed(x.record_key) || invalidSeen.keys.has(x.record_key) || invalidSeen.fingerprints.has(x.fingerprint) || (!x.record_key.startsWith(POSITION_KEY_PREFIX) && recent.get(x.record_key) !== undefined);
       const unlisted = await markRejectsUnlisted(db, app.appId, app.region, stillListed, unixSeconds(clock));
       if (unlisted > 0) log.info({ records: unlisted }, 'rejected entries the complete listing no longer shows no longer count as calls the service holds (kept, unlisted_at)');
     }
-    const found = audit ? await audit.save(db, app.appId, app.region) : undefined;
-    if (found) log.warn({ reason: found.reason }, found.line);
+    await saveFinding(audit);
     // Live calls the listing did not show, the retry list, calls that look unsettled, and calls
     // stored from list entries once such entries are known to leave media out or to differ.
     if (!fetcher.fatal && !backfill) {
@@ -293,10 +298,8 @@ export async function syncApp(deps: SyncDeps, settings: Settings, app: AppSettin
       })).listedAudited;
       await writer.flush();
       writer.throwIfFailed();
-      const late = audit ? await audit.save(db, app.appId, app.region) : undefined;
-      if (late) log.warn({ reason: late.reason }, late.line);
-      const changed = settle ? await settle.save(db, app.appId, app.region) : undefined;
-      if (changed) log.warn({ reason: changed.reason }, changed.line);
+      await saveFinding(audit);
+      await saveFinding(settle);
     }
 
     if (fetcher.fatal) throw fetcher.fatal;
@@ -335,19 +338,14 @@ export async function syncApp(deps: SyncDeps, settings: Settings, app: AppSettin
     // A finding of the audits is a fact about the service whatever ended the run: unsaved, the calls
     // this run stored from such entries were unchanged for the next run, which neither audited nor
     // fetched them, and ended ok with the entries' data (probe65 F1: SIGTERM after the last page).
-    if (audit) {
-      const found = await audit.save(db, app.appId, app.region).catch(() => undefined);
-      if (found) log.warn({ reason: found.reason }, found.line);
-    }
-    if (settle) {
-      const changed = await settle.save(db, app.appId, app.region).catch(() => undefined);
-      if (changed) log.warn({ reason: changed.reason }, changed.line);
-    }
-    // A lost app lock (PostgreSQL, probe67 F1) stops the run like a signal, but is a failure to say.
+    await saveFinding(audit).catch(() => undefined);
+    await saveFinding(settle).catch(() => undefined);
+    // A lost lease or app lock (the SQLite lease, the PostgreSQL lock's session: probe67 F1) stops the
+    // run like a signal, but is a failure to say.
     const reason: unknown = opts.signal?.aborted ? opts.signal.reason : undefined;
-    const lockLost = (reason as { code?: unknown } | undefined)?.code === 'LEASE_LOST' && reason instanceof Error;
+    const lockLost = reason instanceof CallsyncError && reason.code === 'LEASE_LOST';
     r.status = opts.signal?.aborted && !lockLost ? 'interrupted' : 'failed';
-    const msg = lockLost ? (reason as Error).message : (err as Error).message;
+    const msg = lockLost ? reason.message : (err as Error).message;
     r.error = redact(namesApp(err, app.appId) && !lockLost ? msg : `app ${app.appId} (${app.region}): ${msg}`, app.apiKey ? [app.apiKey] : []);
     if (r.status === 'interrupted') r.error = `app ${app.appId} (${app.region}): interrupted by a signal; pages already fetched were written, the next run resumes`;
     // Reported once, by the caller: the summary line (or `sync --json`) carries the error. A second
