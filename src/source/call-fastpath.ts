@@ -38,9 +38,9 @@ function unixSeconds(n: number): number {
   return Math.floor(Math.abs(n) > 1e11 ? n / 1000 : n);
 }
 
-/** z.union([text, z.number()]). */
+/** z.union([text, idNumber]): a number only while JSON.parse kept its digits (a safe integer). */
 function textOrFinite(v: unknown): boolean {
-  return textOk(v) || (typeof v === 'number' && Number.isFinite(v));
+  return textOk(v) || Number.isSafeInteger(v);
 }
 
 /**

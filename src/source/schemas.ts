@@ -94,24 +94,33 @@ export const looseBoolean = z.union([
   z.enum(['true', 'false', '0', '1']).transform((s) => s === 'true' || s === '1'),
 ]);
 
+/**
+ * An id (uid, deviceId, rid…) written as a JSON number. Past 2^53 JSON.parse rounds it, so the
+ * digits are not the ones the service sent: two devices of one user became one (its minutes
+ * counted once) and uids were stored with other digits, ok (probe69). Such a record is not read
+ * (kept aside, the run says so) rather than stored under an id the service never gave.
+ */
+const ID_ERROR = 'neither text nor a whole number below 2^53 (past it JSON.parse rounds the digits, so the id sent is not known)';
+export const idNumber = z.number().refine(Number.isSafeInteger, ID_ERROR);
+
 /** `initiator`/`receiver`: a uid/guid string in REST, an object in the SDK; a number is its text (as a participant's uid). */
 const entityRef = z.union([
   text,
-  z.number().transform(String),
+  idNumber.transform(String),
   z.looseObject({ uid: text.optional(), guid: text.optional(), id: text.optional() }),
 ]);
 
 export const ApiParticipantSchema = z.looseObject({
   // A participant without uid keeps its minutes: stored with uid '' and flagged (issue 12).
   // A number is taken as its text; null minutes as unknown (as at call level), not as a bad record.
-  uid: z.union([text, z.number().transform(String)]).optional().nullable(),
+  uid: z.union([text, idNumber.transform(String)], { error: ID_ERROR }).optional().nullable(),
   totalAudioMinutes: looseNumber.optional().nullable(),
   totalVideoMinutes: looseNumber.optional().nullable(),
   totalDurationInMinutes: looseNumber.optional().nullable(),
   // Current examples put the participant's minutes here as a number; tolerate a timer string too.
   totalDuration: z.union([looseNumber, text]).optional().nullable(),
-  deviceId: z.union([text, z.number()]).optional().nullable(),
-  deviceID: z.union([text, z.number()]).optional().nullable(),
+  deviceId: z.union([text, idNumber], { error: ID_ERROR }).optional().nullable(),
+  deviceID: z.union([text, idNumber], { error: ID_ERROR }).optional().nullable(),
   // null is unknown, as for the other optional fields (a participant with `isJoined: null` or
   // `state: null` kept its whole call aside, ok: found by a hostile fake).
   isJoined: looseBoolean.optional().nullable(),
@@ -132,7 +141,7 @@ const timerMinutes = text.transform((t, ctx) => {
 });
 
 export const ApiRecordingSchema = z.looseObject({
-  rid: z.union([text, z.number()]).optional(),
+  rid: z.union([text, idNumber]).optional(),
   recording_url: text.optional().nullable(),
   // Unix or ISO, as a call's times: ISO here made the whole answer unusable (probe round 13, L2).
   startTime: anyTimestamp.optional().nullable(),
@@ -152,7 +161,7 @@ const anyTime = z.union([unixSeconds, text.transform((t) => {
  * to null rather than costing the call its minutes.
  */
 export const ApiTranscriptionSchema = z.looseObject({
-  tid: z.union([text, z.number()]).optional().nullable().catch(null),
+  tid: z.union([text, idNumber]).optional().nullable().catch(null),
   mid: text.optional().nullable().catch(null),
   roomName: text.optional().nullable().catch(null),
   startTime: anyTime.optional().nullable().catch(null),
@@ -290,7 +299,7 @@ export function describeZodError(error: z.ZodError): string {
 export const ApiGroupMemberSchema = z.looseObject({
   // As for calls: a uid written as a number is its text, times may be ISO 8601 text (such members
   // were kept aside while the run said ok: a hostile fake).
-  uid: z.union([text.min(1), z.number().transform(String)]),
+  uid: z.union([text.min(1), idNumber.transform(String)], { error: ID_ERROR }),
   name: text.optional().nullable(),
   link: text.optional().nullable(),
   avatar: text.optional().nullable(),
