@@ -98,9 +98,10 @@ export function participantTotalMinutes(p: ApiParticipant): number | null {
 
 function recordingRows(call: ApiCall, appId: string): NewRecordingRow[] {
   const byRid = new Map<string, NewRecordingRow>();
+  const unnamed = new Set<string>();
   (call.recordings ?? []).forEach((r, i) => {
-    const rid = r.rid != null && String(r.rid) !== '' ? String(r.rid) : `${call.sessionId}:${i}`;
-    keepOnce(byRid, rid, 'recording_url', (key) => ({
+    const named = r.rid != null && String(r.rid) !== '';
+    keepOnce(byRid, named ? String(r.rid) : `${call.sessionId}:${i}`, 'recording_url', named ? undefined : unnamed, (key) => ({
       app_id: appId, session_id: call.sessionId, rid: key, duration_minutes: r.duration ?? null,
       start_time: r.startTime ?? null, end_time: r.endTime ?? null, recording_url: r.recording_url ?? null,
     }));
@@ -115,9 +116,10 @@ function recordingRows(call: ApiCall, appId: string): NewRecordingRow[] {
 
 function transcriptionRows(call: ApiCall, appId: string): NewTranscriptionRow[] {
   const byTid = new Map<string, NewTranscriptionRow>();
+  const unnamed = new Set<string>();
   (call.transcriptions ?? []).forEach((t, i) => {
-    const tid = t.tid != null && String(t.tid) !== '' ? String(t.tid) : `${call.sessionId}:${i}`;
-    keepOnce(byTid, tid, 'transcript_url', (key) => ({
+    const named = t.tid != null && String(t.tid) !== '';
+    keepOnce(byTid, named ? String(t.tid) : `${call.sessionId}:${i}`, 'transcript_url', named ? undefined : unnamed, (key) => ({
       app_id: appId, session_id: call.sessionId, tid: key, mid: t.mid ?? null, room_name: t.roomName ?? null,
       start_time: t.startTime ?? null, end_time: t.endTime ?? null, transcript_date: t.transcriptDate ?? null, transcript_url: t.transcriptUrl ?? null,
     }));
@@ -131,13 +133,22 @@ function transcriptionRows(call: ApiCall, appId: string): NewTranscriptionRow[] 
  * kept too, as `id#2`, `id#3`…: keyed by id alone, the second replaced the first (a hostile fake:
  * 23 of 46 recordings, half their minutes, lost, ok). Its URL's query (`url`) is no part of what it
  * is: a service signs each URL anew, and a recording repeated with two signatures was stored twice,
- * its minutes counted twice, ok (session 29's probe).
+ * its minutes counted twice, ok (session 29's probe). `unnamed`: the contents kept so far of
+ * rows whose id is a stand-in (see below).
  */
-function keepOnce<R extends object>(rows: Map<string, R>, id: string, url: keyof R, make: (key: string) => R): void {
+function keepOnce<R extends object>(rows: Map<string, R>, id: string, url: keyof R, unnamed: Set<string> | undefined, make: (key: string) => R): void {
   const row = make('');
   // The URL without its query (the signature): another path is another file (.mp4 and .m4a, helper-63).
   const u = row[url];
   const content = JSON.stringify({ ...row, [url]: typeof u === 'string' ? u.split('?')[0] : u });
+  // Without an id of its own (`unnamed`: the id is a stand-in, `<sessionId>:<index>`), each copy
+  // had a key of its own, so a file stated twice was stored twice, its minutes counted twice, ok
+  // (probe69): copies are told apart by content alone. The stand-in keeps its index, so an answer
+  // without copies keeps the keys it was stored under.
+  if (unnamed) {
+    if (unnamed.has(content)) return;
+    unnamed.add(content);
+  }
   for (let n = 1; ; n++) {
     const key = n === 1 ? id : `${id}#${n}`;
     const taken = rows.get(key);
