@@ -149,8 +149,13 @@ export const ApiRecordingSchema = z.looseObject({
   duration: z.union([looseNumber, timerMinutes]).optional().nullable(),
 });
 
-/** A time as unix seconds (or ms), or as an ISO 8601 date text; null when it is neither. */
-const anyTime = z.union([unixSeconds, text.transform((t) => {
+/**
+ * A time as unix seconds (or ms), or as an ISO 8601 date text; null when it is neither. ISO text
+ * is read as a call's times are (isoTime: without an offset, UTC): Date.parse alone takes it in the
+ * machine's zone, and transcription times were stored 5.5 hours early on a host in Asia/Kolkata
+ * (probe69). Other date texts (which name their zone, as RFC 2822 does) go to Date.parse.
+ */
+const anyTime = z.union([unixSeconds, isoTime, text.transform((t) => {
   const ms = Date.parse(t);
   return Number.isFinite(ms) ? Math.floor(ms / 1000) : null;
 })]);
