@@ -150,7 +150,7 @@ export async function loadStoredCallRows(db: Db, appId: string, region: string, 
 /**
  * Final calls whose details can still change, ended (or, without an end, started) since `since`:
  * recordings promised but absent or still without an end and a duration, transcriptions promised
- * but absent, a joined participant at zero minutes or without any (also beside others with
+ * but absent, a recording or transcription without its file's URL yet, a joined participant at zero minutes or without any (also beside others with
  * minutes), fewer participant entries than `totalParticipants`, final without an end. The list
  * entry may not change when the details do (hostile fakes answered a participant at 0 minutes, or
  * one of two participants, the night a call ended and the rest the next), so these are fetched
@@ -184,6 +184,18 @@ export async function listUnsettledCalls(db: Db, appId: string, region: string, 
         eb.exists(
           eb.selectFrom('call_recordings as r').select('r.rid').whereRef('r.app_id', '=', 'calls.app_id').whereRef('r.session_id', '=', 'calls.session_id')
             .where('r.duration_minutes', 'is', null).where('r.start_time', 'is not', null).where('r.end_time', 'is', null),
+        ),
+        // A recording or transcription stated without its file's URL (null or ''): a file still being
+        // processed. Under an unchanged entry only the settle audit's sample asked again, and a URL
+        // alone coming is no finding that widens it: the URLs of the calls it did not draw stayed
+        // NULL for good, every run ok (probe69).
+        eb.exists(
+          eb.selectFrom('call_recordings as r').select('r.rid').whereRef('r.app_id', '=', 'calls.app_id').whereRef('r.session_id', '=', 'calls.session_id')
+            .where((w) => w.or([w('r.recording_url', 'is', null), w('r.recording_url', '=', '')])),
+        ),
+        eb.exists(
+          eb.selectFrom('call_transcriptions as t').select('t.tid').whereRef('t.app_id', '=', 'calls.app_id').whereRef('t.session_id', '=', 'calls.session_id')
+            .where((w) => w.or([w('t.transcript_url', 'is', null), w('t.transcript_url', '=', '')])),
         ),
         eb.and([
           eb('has_transcription', '=', 1),
