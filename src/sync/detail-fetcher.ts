@@ -6,6 +6,7 @@ import type { RetryReason } from '../store/retries-repo.js';
 import type { CallRows, NewRejectedRow } from '../store/schema.js';
 import { apiCallToRows, parseCall, rowsToCompare, sessionStatedTwice } from '../transform/call-rows.js';
 import { rejectedRow } from '../transform/rejected-row.js';
+import { isGroupReceiver } from '../transform/call-status.js';
 import { rowsDiffer } from '../transform/compare-rows.js';
 import type { Logger } from '../log/logger.js';
 import { olderThanListed } from './answer-check.js';
@@ -368,7 +369,7 @@ export class DetailFetcher {
     const row = apiCallToRows(call, undefined, { appId: d.appId, region: d.region, now, source: 'detail', listFingerprint: p.listFingerprint, rawJson: json });
     if (p.json !== undefined && row.call.is_final === 0) onLive(call.sessionId);
     if (looksUnsettled(row)) this.fetched.add(call.sessionId);
-    if (row.call.receiver_type === 'group' && row.call.receiver) this.groups.add(row.call.receiver);
+    if (isGroupReceiver(row.call.receiver_type) && row.call.receiver) this.groups.add(row.call.receiver);
     w.rows.push(row);
     w.cleared.push(call.sessionId);
     return row;

@@ -13,6 +13,7 @@ import { listRetries } from '../store/retries-repo.js';
 import { getSyncState } from '../store/runs-repo.js';
 import { unixSeconds } from '../config/clock.js';
 import { receiverOf } from '../transform/call-rows.js';
+import { isGroupReceiver } from '../transform/call-status.js';
 import { AUDIT_AFTER_SECONDS, SettleAudit } from './settle-audit.js';
 import { callsToDrawAgain } from './follow-ups.js';
 import { ListAudit } from './list-audit.js';
@@ -133,7 +134,7 @@ async function dryRunApp(deps: SyncDeps, settings: Settings, app: AppSettings, o
         if (counted.has(id)) continue;
         counted.add(id);
         const st = stored.get(id);
-        if (v.call.receiverType == null || (v.call.receiverType === 'group' && receiverOf(v.call) == null)) r.groupsUnnamed++;
+        if (v.call.receiverType == null || (isGroupReceiver(v.call.receiverType) && receiverOf(v.call) == null)) r.groupsUnnamed++;
         if (!st) r.new++;
         else if (st.listFingerprint === v.fp) r.unchanged++;
         else r.changed++;

@@ -2,7 +2,7 @@ import type { ApiCall } from '../source/schemas.js';
 import { POSITION_KEY_PREFIX, type StoredCallState } from '../store/calls-repo.js';
 import { apiCallToRows, callTime, fingerprintJson, listEntryIsComplete, parseCall, receiverOf } from '../transform/call-rows.js';
 import type { CallRows } from '../store/schema.js';
-import { isFinalCall } from '../transform/call-status.js';
+import { isFinalCall, isGroupReceiver } from '../transform/call-status.js';
 import type { ListAudit } from './list-audit.js';
 import type { SettleCheck } from './settle-audit.js';
 import type { RecentCalls } from './recent-calls.js';
@@ -175,7 +175,7 @@ export function planPage(valid: readonly ListedEntry[], ctx: PlanContext): PageP
     ctx.recent.set(id, v.fp, ctx.page);
     const live = ctx.liveBefore.has(id) || !isFinalCall(v.call);
     if (live) plan.live.push(id);
-    const guid = v.call.receiverType === 'group' ? receiverOf(v.call) : null;
+    const guid = isGroupReceiver(v.call.receiverType) ? receiverOf(v.call) : null;
     if (guid) plan.groups.push(guid);
     const st = ctx.stored.get(id);
     const recheck = st?.notFound === true && ctx.recheckNotFoundSince !== undefined && (callTime(v.call) ?? 0) >= ctx.recheckNotFoundSince;

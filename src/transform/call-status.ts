@@ -18,3 +18,12 @@ export function isFinalCall(call: { status?: string | null | undefined; endedAt?
   if (call.status != null && call.status.trim() !== '') return isFinalStatus(call.status);
   return call.endedAt != null;
 }
+
+/**
+ * Whether a call went to a group, by its `receiverType` whatever its case or spaces (`GROUP`, as an
+ * enum serialised by name writes it): read as exactly `group`, such calls' groups never had their
+ * members listed, and the run said ok with every member missing (probe69). Stored as sent.
+ */
+export function isGroupReceiver(receiverType: string | null | undefined): boolean {
+  return receiverType != null && receiverType.trim().toLowerCase() === 'group';
+}
