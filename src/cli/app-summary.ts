@@ -52,6 +52,7 @@ export function appSummaryJson(r: AppSyncResult, database: string): Record<strin
     failedCalls: r.failedCalls,
     unreadCalls: r.unreadCalls,
     disputedCalls: r.disputedCalls,
+    notFoundListed: r.notFoundListed,
     groupsSynced: r.groupsSynced,
     membersSynced: r.membersSynced,
     groupsNotFound: r.groupsNotFound,

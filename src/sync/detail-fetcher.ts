@@ -4,7 +4,7 @@ import { ApiError, refusesKey } from '../source/errors.js';
 import type { ApiCall } from '../source/schemas.js';
 import type { RetryReason } from '../store/retries-repo.js';
 import type { CallRows, NewRejectedRow } from '../store/schema.js';
-import { apiCallToRows, parseCall, rowsToCompare, sessionStatedTwice } from '../transform/call-rows.js';
+import { apiCallToRows, callTime, listEntryIsComplete, parseCall, rowsToCompare, sessionStatedTwice } from '../transform/call-rows.js';
 import { rejectedRow } from '../transform/rejected-row.js';
 import { isGroupReceiver } from '../transform/call-status.js';
 import { rowsDiffer } from '../transform/compare-rows.js';
@@ -34,6 +34,9 @@ export interface DetailCounters {
   /** Calls listed twice with different entries whose answer left out what only an entry states (see AppSyncResult). */
   disputedCalls: number;
   firstDisputed?: string | undefined;
+  /** Listed calls Get Call says do not exist whose entry leaves details out (see AppSyncResult). */
+  notFoundListed: number;
+  firstNotFoundListed?: string | undefined;
 }
 
 export interface DetailFetcherDeps {
@@ -56,6 +59,12 @@ export interface DetailFetcherDeps {
   storedAnswer?: ((sessionId: string) => Promise<StoredAnswer | undefined>) | undefined;
   /** How this run's service states media (list entries and answers): what silence means when filling from the stored answer. */
   media?: MediaStatements | undefined;
+  /**
+   * Unix seconds: a listed call this recent that Get Call says does not exist is asked for again
+   * while listed (page-planner's recheckNotFoundSince); stored from an entry that is not the whole
+   * call, the run says so (see notFoundListed).
+   */
+  recheckNotFoundSince?: number | undefined;
 }
 
 /**
@@ -235,6 +244,14 @@ export class DetailFetcher {
         return;
       }
       d.counters.notFound++;
+      // The listing shows a recent call, Get Call says it does not exist (a Get behind the listing
+      // answers so for the newest calls): stored, an entry that is not the whole call (no
+      // participants, no minutes) kept the call without them, and the run said ok (probe69). Said
+      // as a call lacking details; asked again while listed (recheckNotFoundSince).
+      if (p.json !== undefined && d.recheckNotFoundSince !== undefined && (callTime(p.call) ?? 0) >= d.recheckNotFoundSince && !listEntryIsComplete(p.call)) {
+        d.counters.notFoundListed++;
+        d.counters.firstNotFoundListed ??= id.slice(0, 80);
+      }
       w.cleared.push(id);
       // Keep what the listing said, flagged: the service no longer has this session.
       if (p.json !== undefined) w.rows.push(apiCallToRows(p.call, undefined, { appId: d.appId, region: d.region, now, source: 'list', listFingerprint: p.listFingerprint, notFoundAt: now, rawJson: p.json }));

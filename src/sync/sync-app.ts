@@ -162,9 +162,12 @@ export async function syncApp(deps: SyncDeps, settings: Settings, app: AppSettin
     // How the service states media, from what earlier runs stored, then from this run's statements.
     const media = new MediaStatements();
     for (const a of backfill ? [] : await recentStoredAnswers(db, app.appId, app.region, MEDIA_HISTORY)) media.see(previousAnswer(a.sessionId, a.rawJson));
+    // Listed calls this recent that Get Call says do not exist are asked for again (see planPage, DetailFetcher).
+    const recheckNotFoundSince = runStartedAt - settings.settleDays * 86_400;
     const fetcher = new DetailFetcher({
       api, limit: pLimit(settings.concurrency), appId: app.appId, region: app.region, runId: opts.runId, media,
       nowSeconds: () => unixSeconds(clock), log, counters: r, signal: opts.signal, watch, audit, settle,
+      recheckNotFoundSince,
       storedAnswer: async (id) => {
         const stored = await loadStoredPayload(db, app.appId, app.region, id);
         const call = previousAnswer(id, stored?.rawJson);
@@ -211,7 +214,7 @@ export async function syncApp(deps: SyncDeps, settings: Settings, app: AppSettin
           const ids = parsed.valid.map((v) => v.call.sessionId);
           const stored = anyStored ? await loadCallStates(db, app.appId, ids) : nothingStored;
           const seq = ++pagesPlanned;
-          const plan = planPage(parsed.valid, { appId: app.appId, region: app.region, now: unixSeconds(clock), detailFetch: settings.detailFetch, window, stored, recent, page: seq, liveBefore, refetch: opts.refetch === true, audit, recheckNotFoundSince: unixSeconds(clock) - settings.settleDays * 86_400 });
+          const plan = planPage(parsed.valid, { appId: app.appId, region: app.region, now: unixSeconds(clock), detailFetch: settings.detailFetch, window, stored, recent, page: seq, liveBefore, refetch: opts.refetch === true, audit, recheckNotFoundSince });
           const { pending: unreadable, unaskable } = unreadableEntries(parsed.invalid, recent, seq);
           plan.pending.push(...unreadable);
           for (const e of unaskable) unaskableSeen.add(fingerprint(e.raw));

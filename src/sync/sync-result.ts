@@ -71,6 +71,13 @@ export interface AppSyncResult {
    */
   disputedCalls: number;
   firstDisputed?: string | undefined;
+  /**
+   * Listed calls Get Call answered ERR_CALL_SESSION_NOT_FOUND for whose list entry is not the whole
+   * call (no participants or minutes, say): stored as listed with not_found_at, their details
+   * missing while the listing shows them; the run is partial, naming the first.
+   */
+  notFoundListed: number;
+  firstNotFoundListed?: string | undefined;
   groupsSynced: number;
   membersSynced: number;
   groupsNotFound: number;
@@ -94,6 +101,6 @@ export interface AppSyncResult {
 export function emptyResult(appId: string, region: string, mode: SyncMode): AppSyncResult {
   return {
     appId, region, mode, status: 'ok', pages: 0, callsSeen: 0, callsWritten: 0, callsFromList: 0, detailFetches: 0, auditedAgain: 0, notFound: 0, rejected: 0,
-    failedCalls: 0, failedKept: 0, unreadCalls: 0, disputedCalls: 0, groupsSynced: 0, membersSynced: 0, groupsNotFound: 0, requests: 0, requestsByKind: {}, retries: 0, rateLimited: 0, durationMs: 0, writeMs: 0,
+    failedCalls: 0, failedKept: 0, unreadCalls: 0, disputedCalls: 0, notFoundListed: 0, groupsSynced: 0, membersSynced: 0, groupsNotFound: 0, requests: 0, requestsByKind: {}, retries: 0, rateLimited: 0, durationMs: 0, writeMs: 0,
   };
 }
