@@ -1,14 +1,19 @@
 import { ConfigError } from '../config/errors.js';
 import { calendarDateProblem } from '../export/period.js';
 
-/** Parses a --since/--until value: unix seconds, a date (YYYY-MM-DD, UTC midnight) or an ISO timestamp. */
+/** Parses a --since/--until value: unix seconds, a date (YYYY-MM-DD, UTC midnight) or an ISO timestamp (UTC unless it states an offset). */
 export function parseTimeArg(flag: string, value: string): number {
   const v = value.trim();
   if (/^\d{9,10}$/.test(v)) return Number(v);
   // Checked first: Date.parse rolls a day the month lacks over into the next month (2025-02-30 is 2 March).
   const problem = /^\d{4}-\d{2}-\d{2}(?:$|T)/.test(v) ? calendarDateProblem(v.slice(0, 10)) : undefined;
   if (problem) throw new ConfigError(`${flag} ${JSON.stringify(value)}: ${problem}`);
-  const iso = /^\d{4}-\d{2}-\d{2}$/.test(v) ? `${v}T00:00:00Z` : v;
+  // A date alone is its UTC midnight; a date-time without an offset is UTC too, as every time callsync
+  // shows or stores is (and as source/schemas.ts reads the service's): Date.parse takes the machine's
+  // zone for it, and `reconcile --from 2025-11-20T00:00:00` summed another window in New York than
+  // in the UTC container, exit 0 (probe68 F1).
+  const t = v.replace(' ', 'T');
+  const iso = /^\d{4}-\d{2}-\d{2}$/.test(v) ? `${v}T00:00:00Z` : /^\d{4}-\d{2}-\d{2}T[^Zz+-]*$/.test(t) ? `${t}Z` : v;
   const ms = Date.parse(iso);
   if (!/^\d{4}-\d{2}-\d{2}/.test(v) || Number.isNaN(ms)) {
     throw new ConfigError(`${flag} ${JSON.stringify(value)} is not a date; use YYYY-MM-DD, an ISO timestamp or unix seconds`);

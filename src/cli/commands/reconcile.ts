@@ -68,7 +68,7 @@ export function registerReconcile(program: Command): void {
     .command('reconcile')
     .description('per-call minute reconciliation: summary per app and relation, then the mismatches, worst first')
     .addOption(appOption('only these apps'))
-    .option('--from <date>', 'calls started at or after (YYYY-MM-DD, ISO or unix s)')
+    .option('--from <date>', 'calls started at or after (YYYY-MM-DD, ISO or unix s; UTC unless an offset is given)')
     .option('--to <date>', 'calls started before')
     .addOption(formatOption(['table', 'csv', 'json'], 'table'))
     .option('--fail-on-mismatch', 'exit 1 when any call is a mismatch')

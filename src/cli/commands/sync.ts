@@ -45,7 +45,7 @@ export function registerSync(program: Command): void {
     .addOption(databaseOption())
     .addOption(logLevelOption())
     .option('--full', 'ignore the watermark and re-list every call (unchanged calls cost no Get Call)')
-    .option('--since <date>', 'backfill calls started at or after this date (YYYY-MM-DD, ISO or unix s); keeps the watermark')
+    .option('--since <date>', 'backfill calls started at or after this date (YYYY-MM-DD, ISO or unix s; UTC unless an offset is given); keeps the watermark')
     .option('--until <date>', 'backfill calls started before this date; keeps the watermark')
     .option('--refetch', 'with --since/--until: Get Call for every call of the window, changed or not (a repair tool)')
     .addOption(appOption('sync only these apps'))
