@@ -11,6 +11,11 @@ export interface ReconcileFilter {
   to?: number;
 }
 
+/**
+ * Calls of one app, region and relation. `calls` counts every call; the minute figures cover the
+ * unflagged calls only, as the billing export's and the report's do, and the flagged calls (their
+ * minutes implausible) are counted apart in `flagged_calls` and `flagged_user_minutes`.
+ */
 export interface RelationSummary {
   app_id: string;
   region: string;
@@ -19,6 +24,8 @@ export interface RelationSummary {
   user_minutes: number;
   call_total_minutes: number;
   delta_minutes: number;
+  flagged_calls: number;
+  flagged_user_minutes: number;
 }
 
 export interface MismatchRow {
@@ -172,14 +179,27 @@ export async function reconcileReport(db: Db, filter: ReconcileFilter, limit: nu
   return { tolerance: Number(tol ?? 0.01), summary, ...countIssues(groups), mismatches, mismatchCount };
 }
 
-/** One row per app, region and relation, in the order the groups come (the query's order). */
+/**
+ * One row per app, region and relation, in the order the groups come (the query's order). A flagged
+ * group's minutes go to flagged_user_minutes, not user_minutes: summed in, one participant stated
+ * with 50,000 minutes made a relation's user-minutes 50,000 above the billing export's and the
+ * report's for the same calls, and the CSV said nothing of it (probe68 F2).
+ */
 function summarize(groups: readonly FigureGroup[]): RelationSummary[] {
   const rows = new Map<string, RelationSummary>();
   for (const g of groups) {
     const key = JSON.stringify([g.app_id, g.region, g.relation]);
     let r = rows.get(key);
-    if (!r) rows.set(key, (r = { app_id: g.app_id, region: g.region, relation: g.relation, calls: 0, user_minutes: 0, call_total_minutes: 0, delta_minutes: 0 }));
+    if (!r) {
+      r = { app_id: g.app_id, region: g.region, relation: g.relation, calls: 0, user_minutes: 0, call_total_minutes: 0, delta_minutes: 0, flagged_calls: 0, flagged_user_minutes: 0 };
+      rows.set(key, r);
+    }
     r.calls += Number(g.calls);
+    if (Number(g.flagged) === 1) {
+      r.flagged_calls += Number(g.calls);
+      r.flagged_user_minutes += Number(g.user_minutes ?? 0);
+      continue;
+    }
     r.user_minutes += Number(g.user_minutes ?? 0);
     r.call_total_minutes += Number(g.call_total_minutes ?? 0);
   }

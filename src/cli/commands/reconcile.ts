@@ -23,7 +23,9 @@ interface ReconcileFlags {
   database?: string;
 }
 
-const SUMMARY_COLS = ['app_id', 'region', 'relation', 'calls', 'user_minutes', 'call_total_minutes', 'delta_minutes'] as const;
+/** What the summary's minute columns leave out (as in the billing export); last in the CSV, after every older column. */
+const FLAGGED_COLS = ['flagged_calls', 'flagged_user_minutes'] as const;
+const SUMMARY_COLS = ['app_id', 'region', 'relation', 'calls', 'user_minutes', 'call_total_minutes', 'delta_minutes', ...FLAGGED_COLS] as const;
 const MISMATCH_COLS = ['app_id', 'session_id', 'type', 'status', 'started_at', 'user_minutes', 'call_audio_minutes', 'call_video_minutes', 'wall_clock_minutes', 'audio_delta_minutes', 'video_delta_minutes', 'issues'] as const;
 
 /**
@@ -33,7 +35,7 @@ const MISMATCH_COLS = ['app_id', 'session_id', 'type', 'status', 'started_at', '
  * before, parsed as neither; like `row_kind` in the billing export, a sum over a column is taken
  * within one section.
  */
-export const RECONCILE_CSV_COLUMNS = ['section', ...new Set([...SUMMARY_COLS, ...MISMATCH_COLS])] as const;
+export const RECONCILE_CSV_COLUMNS = ['section', ...new Set([...SUMMARY_COLS.filter((c) => !(FLAGGED_COLS as readonly string[]).includes(c)), ...MISMATCH_COLS, ...FLAGGED_COLS])] as const;
 
 function renderCsv(report: ReconcileReport): string {
   const rows: Record<string, Cell>[] = [
@@ -58,7 +60,7 @@ function render(report: ReconcileReport, format: 'table' | 'csv' | 'json'): stri
   const raised = report.issueCounts.filter((i) => i.calls > 0);
   const issues = raised.length ? wrapParagraph(`Calls per issue code (docs/schema.md explains each): ${raised.map((i) => `${i.issue} ${i.calls}`).join(', ')}`, maxWidth) : '';
   const flagged = report.flaggedCalls
-    ? wrapParagraph(`${report.flaggedCalls} call(s) with implausible minutes (${report.flaggedUserMinutes.toFixed(2)} user-minutes) are flagged and kept out of the totals of billing exports.`, maxWidth)
+    ? wrapParagraph(`${report.flaggedCalls} call(s) with implausible minutes (${report.flaggedUserMinutes.toFixed(2)} user-minutes) are flagged: their minutes are in flagged_user_minutes, not in the other minute columns above, and are kept out of the totals of billing exports.`, maxWidth)
     : '';
   return `Reconciliation per app and relation (tolerance ${report.tolerance} min):\n${summary}\n${issues}${flagged}${wrapParagraph(`${report.mismatchCount} mismatch(es)${shown}${report.mismatchCount ? ', worst first:' : '.'}`, maxWidth)}${report.mismatchCount ? mismatches : ''}`;
 }
