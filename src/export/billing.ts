@@ -1,5 +1,4 @@
 import { sql, type Kysely } from 'kysely';
-import type { ReconciliationAdditions } from '../reconcile/issue-codes.js';
 import { lastRuns } from '../store/runs-repo.js';
 import type { Database } from '../store/schema.js';
 import { isoUtc, type Period } from './period.js';
@@ -330,6 +329,18 @@ export function withUsage(rows: readonly BillingRow[], usage: ReadonlyMap<string
 }
 
 /**
+ * One line per app the export has calls of in the period that `asked` (the apps whose Usage Metrics
+ * are fetched: the configured ones, narrowed by --app) does not hold. Such an app's usage columns
+ * stayed empty beside its minutes, exit 0, nothing said, among apps whose columns were filled, so it
+ * read as compared (probe68 F3); the caller treats each line as a usage that could not be fetched.
+ */
+export function usageNotAsked(rows: readonly BillingRow[], asked: readonly { appId: string; region: string }[]): string[] {
+  return rows
+    .filter((r) => r.row_kind === 'total' && r.calls > 0 && !asked.some((a) => a.appId === r.app_id && a.region === r.region))
+    .map((r) => `app ${r.app_id} (${r.region}): ${r.calls} call(s) in ${r.period}, but the app is not in the config in that region, so its usage cannot be fetched; add it, or pass --app for the others`);
+}
+
+/**
  * Apps whose service usage is zero while the database holds their minutes for the period. An echo
  * of the numbers sent cannot show that the service read them in another unit (a range in 1970 has
  * no usage): this is the one sign of it, so it is said rather than left to a reader of the deltas.
@@ -341,58 +352,5 @@ export function zeroUsageNotes(rows: readonly BillingRow[]): string[] {
     .map((r) => `app ${r.app_id} (${r.region}): the service reports 0 minutes for ${r.period} while the database holds ${roundMinutes(r.participant_audio_minutes + r.participant_video_minutes)} participant minutes; if the service read the range in another unit, check usageTimestampUnit`);
 }
 
-/** One line per call with its reconciliation, for disputes. */
-export interface BillingDetailRow {
-  period: string;
-  app_id: string;
-  region: string;
-  session_id: string;
-  /** As stored: null when the service sent none. */
-  type: string | null;
-  status: string | null;
-  started_at: string;
-  ended_at: string;
-  participant_rows: number;
-  user_minutes: number;
-  call_total_minutes: number | null;
-  wall_clock_minutes: number | null;
-  delta_minutes: number;
-  relation: string;
-  issues: string;
-  /** 1 when the call's minutes are implausible: in `flagged_user_minutes`, not `user_minutes`, of the totals. */
-  flagged: number;
-}
-
-export const BILLING_DETAIL_COLUMNS: readonly (keyof BillingDetailRow)[] = [
-  'period', 'app_id', 'region', 'session_id', 'type', 'status', 'started_at', 'ended_at', 'participant_rows',
-  'user_minutes', 'call_total_minutes', 'wall_clock_minutes', 'delta_minutes', 'relation', 'issues', 'flagged',
-];
-
-export async function computeBillingDetail(db: Kysely<Database>, period: Period, opts: { appIds?: readonly string[] } = {}): Promise<BillingDetailRow[]> {
-  let q = db
-    .withTables<ReconciliationAdditions>()
-    .selectFrom('call_reconciliation')
-    .select(['app_id', 'region', 'session_id', 'type', 'status', 'started_at', 'ended_at', 'participant_rows', 'participant_total_minutes', 'total_duration_minutes', 'wall_clock_minutes', 'total_delta_minutes', 'relation', 'issues', 'flagged'])
-    .where('started_at', '>=', period.start)
-    .where('started_at', '<', period.end);
-  if (opts.appIds?.length) q = q.where('app_id', 'in', [...opts.appIds]);
-  const rows = await q.orderBy('app_id').orderBy('region').orderBy('started_at').orderBy('session_id').execute();
-  return rows.map((r) => ({
-    period: period.label,
-    app_id: r.app_id,
-    region: r.region,
-    session_id: r.session_id,
-    type: r.type,
-    status: r.status,
-    started_at: isoUtc(r.started_at),
-    ended_at: isoUtc(r.ended_at),
-    participant_rows: r.participant_rows,
-    user_minutes: r.participant_total_minutes,
-    call_total_minutes: r.total_duration_minutes,
-    wall_clock_minutes: r.wall_clock_minutes,
-    delta_minutes: -r.total_delta_minutes,
-    relation: r.relation,
-    issues: r.issues,
-    flagged: Number(r.flagged),
-  }));
-}
+// The per-call lines (--detail) live in billing-detail.ts; exported here too, where callers found them.
+export { BILLING_DETAIL_COLUMNS, computeBillingDetail, type BillingDetailRow } from './billing-detail.js';

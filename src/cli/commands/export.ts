@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { unplacedMinutesNotes } from '../../export/unplaced-minutes.js';
-import { BILLING_COLUMNS, BILLING_DETAIL_COLUMNS, computeBilling, computeBillingDetail, staleApps, withUsage, zeroUsageNotes } from '../../export/billing.js';
+import { BILLING_COLUMNS, BILLING_DETAIL_COLUMNS, computeBilling, computeBillingDetail, staleApps, usageNotAsked, withUsage, zeroUsageNotes } from '../../export/billing.js';
 import { resolvePeriod } from '../../export/period.js';
 import { formatRows } from '../../export/write-table.js';
 import { systemClock } from '../../config/clock.js';
@@ -75,9 +75,12 @@ export function registerExport(program: Command): void {
             try {
               const fetched = await fetchUsage({ dispatcher, clock: systemClock }, settings, period, appIds);
               for (const w of fetched.warnings) warnLine(w);
-              if (fetched.failures.length) {
+              // An app with calls that no configured app stands for was never asked (usageNotAsked).
+              const asked = settings.apps.filter((a) => !appIds.length || appIds.includes(a.appId));
+              const failures = [...fetched.failures, ...usageNotAsked(rows, asked)];
+              if (failures.length) {
                 // Nothing is written: usage columns left empty would read as "the service counted nothing".
-                for (const f of fetched.failures) console.error(sanitizeForTerminal(`callsync: export billing --with-usage: ${f}; nothing written (run without --with-usage for our own figures)`, { singleLine: true }));
+                for (const f of failures) console.error(sanitizeForTerminal(`callsync: export billing --with-usage: ${f}; nothing written (run without --with-usage for our own figures)`, { singleLine: true }));
                 process.exitCode = EXIT.SYNC_FAILED;
                 return;
               }
