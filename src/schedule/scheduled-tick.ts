@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import type { Settings } from '../config/load.js';
 import { BILLING_COLUMNS, computeBilling, staleApps, type StaleApp } from '../export/billing.js';
 import { previousMonth, resolvePeriod } from '../export/period.js';
+import { unplacedMinutesNotes } from '../export/unplaced-minutes.js';
 import { writeFileAtomic } from '../export/write-file.js';
 import { formatRows } from '../export/write-table.js';
 import { reconcileReport, type ReconcileReport } from '../reconcile/reconcile-report.js';
@@ -23,6 +24,8 @@ export interface TickFollowUp {
   reconciliation?: ReconcileReport;
   exportPath?: string;
   staleApps?: StaleApp[];
+  /** Minutes the export's period holds in no figure (calls without a start time), one line per app, as `export billing` warns them. */
+  unplaced?: string[];
 }
 
 /**
@@ -66,6 +69,10 @@ export async function tickFollowUp(deps: Pick<SyncDeps, 'db' | 'clock' | 'log'>,
     await writeFileAtomic(path, formatRows(rows, BILLING_COLUMNS, exportFormat), { createDir: true });
     result.exportPath = path;
     result.staleApps = stale;
+    // Said as `export billing` says it: the scheduled file is the one finance is sent, and it left
+    // these minutes out without a word (probe68 F4).
+    result.unplaced = await unplacedMinutesNotes(deps.db, period);
+    for (const note of result.unplaced) log.warn({ path, month }, `billing export: ${note}`);
     const staleNames = stale.map((a) => `${a.app_id} (${a.region})`);
     if (stale.length) log.warn({ path, month, rows: rows.length, staleApps: staleNames }, `billing export written with stale apps: ${stale.map((a) => `${a.app_id} (${a.region}): ${a.reason}`).join('; ')}`);
     else log.info({ path, month, rows: rows.length }, 'billing export written');

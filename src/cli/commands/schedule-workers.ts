@@ -9,7 +9,7 @@ import { nextTick } from '../../schedule/job-engine.js';
 import type { AppRetryEvent } from '../../sync/sync-app.js';
 import type { Runtime } from '../runtime.js';
 
-/** What a tick's follow-up prints: the reconciliation summary, and the export with its stale apps. */
+/** What a tick's follow-up prints: the reconciliation summary, and the export with its stale apps and the minutes it holds in no figure. */
 export function printFollowUp(f: TickFollowUp, quiet: boolean): void {
   if (f.reconciliation && !quiet) {
     const parts = f.reconciliation.summary.map((s) => `${s.app_id} ${s.relation} ${s.calls}`);
@@ -20,6 +20,8 @@ export function printFollowUp(f: TickFollowUp, quiet: boolean): void {
     // Stale apps are said even with --quiet: a finance file with incomplete figures is a failure to see.
     if (stale.length) console.error(sanitizeForTerminal(`billing export written: ${f.exportPath}; STALE (rows marked stale=1): ${stale.map((a) => `${a.app_id} (${a.region}): ${a.reason}`).join('; ')}`, { singleLine: true }));
     else if (!quiet) console.log(`billing export written: ${f.exportPath}`);
+    // Minutes in no period's figures, said as `export billing` says them: even with --quiet, as stale apps.
+    for (const note of f.unplaced ?? []) console.error(sanitizeForTerminal(`billing export ${f.exportPath}: ${note}`, { singleLine: true }));
   }
 }
 
