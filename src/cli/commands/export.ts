@@ -5,7 +5,7 @@ import { resolvePeriod } from '../../export/period.js';
 import { formatRows } from '../../export/write-table.js';
 import { systemClock } from '../../config/clock.js';
 import { loadHttpAgent } from '../../source/http-agent.js';
-import { openForReading } from '../open-for-reading.js';
+import { openAtConfiguredTolerance } from '../configured-tolerance.js';
 import { parseFormat, sanitizeForTerminal, warnLine, writeOutput } from '../output.js';
 import { commandSettings, fileSettings } from '../setup.js';
 import { appOption, configOption, databaseOption, formatOption, outOption } from '../shared-options.js';
@@ -50,7 +50,7 @@ export function registerExport(program: Command): void {
       // --with-usage needs the apps' keys: the file then must exist (refused before any I/O).
       const withKeys = flags.withUsage ? fileSettings(flags) : undefined;
       const resolved = withKeys ?? commandSettings(flags);
-      const store = await openForReading(resolved);
+      const { store, atTolerance } = await openAtConfiguredTolerance(resolved);
       let text: string;
       try {
         await assertKnownApps(store.db, appIds, store.path);
@@ -58,14 +58,14 @@ export function registerExport(program: Command): void {
         if (empty) console.error(sanitizeForTerminal(empty, { singleLine: true }));
         for (const n of await unplacedMinutesNotes(store.db, period, appIds)) warnLine(n);
         if (flags.detail) {
-          text = formatRows(await computeBillingDetail(store.db, period, { appIds }), BILLING_DETAIL_COLUMNS, format);
+          text = formatRows(await atTolerance((db) => computeBillingDetail(db, period, { appIds })), BILLING_DETAIL_COLUMNS, format);
         } else {
           // Configured apps too: one never synced had no row at all, and with --with-usage a row of
           // zeros marked stale=0 beside the service's minutes (probe round 17 a, 5).
           const apps = resolved.settings?.apps.map((a) => ({ appId: a.appId, region: a.region }));
           const stale = await staleApps(store.db, period, { appIds, ...(apps ? { apps } : {}) });
           for (const a of stale) warnLine(`${a.app_id} (${a.region}) is stale, its rows are marked stale=1: ${a.reason}`);
-          let rows = await computeBilling(store.db, period, { appIds, stale });
+          let rows = await atTolerance((db) => computeBilling(db, period, { appIds, stale }));
           if (withKeys) {
             const { settings } = withKeys;
             // Loaded only here: the HTTP client and the sync stage are most of what the export would

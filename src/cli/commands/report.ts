@@ -8,7 +8,7 @@ import type { ReportData } from '../../report/report-data.js';
 import { resolveDestination } from '../../store/destinations/index.js';
 import { emptyPeriodNote } from '../empty-period.js';
 import { assertKnownApps } from '../known-apps.js';
-import { openForReading } from '../open-for-reading.js';
+import { openAtConfiguredTolerance } from '../configured-tolerance.js';
 import { sanitizeForTerminal, warnLine, writeOutput } from '../output.js';
 import { commandSettings } from '../setup.js';
 import { appOption, configOption, databaseOption, outOption } from '../shared-options.js';
@@ -43,7 +43,7 @@ export function registerReport(program: Command): void {
       const path = resolved.database;
       // Read-only (open-for-reading.ts): a report does not change the database it describes, and
       // so also runs on a read-only copy.
-      const store = await openForReading(resolved);
+      const { store, atTolerance } = await openAtConfiguredTolerance(resolved);
       let data: ReportData;
       try {
         await assertKnownApps(store.db, flags.app, store.path);
@@ -52,9 +52,9 @@ export function registerReport(program: Command): void {
         // The absolute path: the page travels by e-mail, and "calls.db" alone names no file. A URL
         // stays a URL (resolve() would mangle it); collectReportData masks its password.
         const configuredApps = resolved.settings?.apps.map((a) => ({ appId: a.appId, region: a.region }));
-        data = await collectReportData(store.db, period, {
+        data = await atTolerance((db) => collectReportData(db, period, {
           databasePath: resolveDestination(path).capabilities.localFile ? resolve(path) : path, ...(flags.app ? { appIds: flags.app } : {}), ...(configuredApps ? { configuredApps } : {}),
-        });
+        }));
       } finally {
         await store.close();
       }
