@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { unplacedMinutesNotes } from '../../export/unplaced-minutes.js';
 import { BILLING_COLUMNS, BILLING_DETAIL_COLUMNS, computeBilling, computeBillingDetail, staleApps, usageNotAsked, withUsage, zeroUsageNotes } from '../../export/billing.js';
 import { resolvePeriod } from '../../export/period.js';
+import { ConfigError } from '../../config/errors.js';
 import { formatRows } from '../../export/write-table.js';
 import { systemClock } from '../../config/clock.js';
 import { loadHttpAgent } from '../../source/http-agent.js';
@@ -46,6 +47,8 @@ export function registerExport(program: Command): void {
     .action(async (flags: ExportFlags) => {
       const format = parseFormat(flags.format, ['csv', 'json']) as 'csv' | 'json';
       const period = resolvePeriod({ ...flags });
+      // The per-call lines have no usage columns: together, the comparison asked for was silently not made (probe68 F6).
+      if (flags.withUsage && flags.detail) throw new ConfigError('--with-usage compares the totals with the service and --detail lists calls; give one or the other');
       const appIds = flags.app ?? [];
       // --with-usage needs the apps' keys: the file then must exist (refused before any I/O).
       const withKeys = flags.withUsage ? fileSettings(flags) : undefined;
