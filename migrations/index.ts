@@ -18,6 +18,7 @@ import * as rejectedRegion from './20261129T000000_rejected_region.js';
 import * as rejectedUnlisted from './20261130T000000_rejected_unlisted.js';
 import * as callTotalFromParts from './20261130T010000_call_total_from_parts.js';
 import * as groupFailedRegion from './20261130T020000_group_failed_region.js';
+import * as entryBeyondWallClock from './20261130T030000_entry_beyond_wall_clock.js';
 
 /** A migration module: `up` may take the destination's SQL fragments as its second argument. */
 interface MigrationModule {
@@ -47,6 +48,7 @@ const MODULES: Record<string, MigrationModule> = {
   '20261130T000000_rejected_unlisted': rejectedUnlisted,
   '20261130T010000_call_total_from_parts': callTotalFromParts,
   '20261130T020000_group_failed_region': groupFailedRegion,
+  '20261130T030000_entry_beyond_wall_clock': entryBeyondWallClock,
 };
 
 /**
