@@ -7,7 +7,7 @@ const participants = [
   { uid: 'u1', totalAudioMinutes: 2, totalVideoMinutes: 0, totalDuration: 2, isJoined: true, joinedAt: 110, leftAt: 230 },
   { uid: 'u2', totalAudioMinutes: 2, totalVideoMinutes: 0, totalDuration: 2, isJoined: true, joinedAt: 110, leftAt: 230 },
 ];
-const recordings = [{ rid: 'r1', startTime: 110, endTime: 230, duration: 2 }];
+const recordings = [{ rid: 'r1', recording_url: 'https://media.example/r1.mp4', startTime: 110, endTime: 230, duration: 2 }];
 const ended = { sessionId: 's1', type: 'audio', mode: 'call', receiverType: 'user', receiver: 'u2', initiator: 'u1', status: 'ended', initiatedAt: 100, startedAt: 110, endedAt: 230, totalAudioMinutes: 4, totalVideoMinutes: 0, totalDurationInMinutes: 4, totalParticipants: 2, hasRecording: true, participants, recordings } as unknown as ApiCall;
 const without = (call: ApiCall, ...keys: string[]): ApiCall => Object.fromEntries(Object.entries(call).filter(([k]) => !keys.includes(k))) as unknown as ApiCall;
 const stored = (call: ApiCall, lackedDetails = false): { call: ApiCall; lackedDetails: boolean } => ({ call, lackedDetails });
