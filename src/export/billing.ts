@@ -87,10 +87,20 @@ export interface StaleApp {
 }
 
 /**
+ * A period not yet ended is complete up to now at best; an app whose last successful sync is older
+ * than this left out the calls since, and its month-to-date export read stale=0 however old the
+ * sync was (three weeks without a successful run: three weeks of calls missing, nothing said). A
+ * nightly schedule's success is at most a day old; 36 hours lets a slow night pass and marks a
+ * missed one by the next evening.
+ */
+export const OPEN_PERIOD_MAX_SYNC_AGE_HOURS = 36;
+
+/**
  * The apps whose stored data may not hold the whole period, so an export must not pass for complete:
  * the last sync run is not `ok` (failed, partial, interrupted, abandoned, or still running), the app
- * never synced, or, for a period that has ended, its last successful sync is older than the period's
- * end. The apps are those found in the database plus `apps` (the configured ones, which may never
+ * never synced, for a period that has ended, its last successful sync is older than the period's
+ * end, and for one under way, its last successful sync is more than OPEN_PERIOD_MAX_SYNC_AGE_HOURS
+ * old. The apps are those found in the database plus `apps` (the configured ones, which may never
  * have run), narrowed to `appIds` when given.
  */
 export async function staleApps(
@@ -115,6 +125,9 @@ export async function staleApps(
     else if (run && run.status !== 'ok') reason = `its last sync (started ${isoUtc(run.started_at)}): ${run.status}`;
     else if (success === null) reason = 'never synced successfully';
     else if (period.end <= nowSec && success < period.end) reason = `its last successful sync (${isoUtc(success)}) is older than the period's end (${isoUtc(period.end)})`;
+    else if (period.end > nowSec && period.start < nowSec && success < nowSec - OPEN_PERIOD_MAX_SYNC_AGE_HOURS * 3600) {
+      reason = `its last successful sync (${isoUtc(success)}) is more than ${OPEN_PERIOD_MAX_SYNC_AGE_HOURS} hours old: the period's calls since are not in the database`;
+    }
     if (reason) out.push({ app_id, region, reason });
   }
   return out.sort((a, b) => cmp(a.app_id, b.app_id) || cmp(a.region, b.region));
