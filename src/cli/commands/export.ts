@@ -53,7 +53,7 @@ export function registerExport(program: Command): void {
       // --with-usage needs the apps' keys: the file then must exist (refused before any I/O).
       const withKeys = flags.withUsage ? fileSettings(flags) : undefined;
       const resolved = withKeys ?? commandSettings(flags);
-      const { store, atTolerance } = await openAtConfiguredTolerance(resolved);
+      const { store, atTolerance, unapplied } = await openAtConfiguredTolerance(resolved);
       let text: string;
       try {
         await assertKnownApps(store.db, appIds, store.path);
@@ -62,6 +62,8 @@ export function registerExport(program: Command): void {
         for (const n of await unplacedMinutesNotes(store.db, period, appIds)) warnLine(n);
         if (flags.detail) {
           text = formatRows(await atTolerance((db) => computeBillingDetail(db, period, { appIds })), BILLING_DETAIL_COLUMNS, format);
+          const note = unapplied();
+          if (note) warnLine(note);
         } else {
           // Configured apps too: one never synced had no row at all, and with --with-usage a row of
           // zeros marked stale=0 beside the service's minutes (probe round 17 a, 5).
@@ -69,6 +71,8 @@ export function registerExport(program: Command): void {
           const stale = await staleApps(store.db, period, { appIds, ...(apps ? { apps } : {}) });
           for (const a of stale) warnLine(`${a.app_id} (${a.region}) is stale, its rows are marked stale=1: ${a.reason}`);
           let rows = await atTolerance((db) => computeBilling(db, period, { appIds, stale }));
+          const note = unapplied();
+          if (note) warnLine(note);
           if (withKeys) {
             const { settings } = withKeys;
             // Loaded only here: the HTTP client and the sync stage are most of what the export would

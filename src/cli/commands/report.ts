@@ -43,7 +43,7 @@ export function registerReport(program: Command): void {
       const path = resolved.database;
       // Read-only (open-for-reading.ts): a report does not change the database it describes, and
       // so also runs on a read-only copy.
-      const { store, atTolerance } = await openAtConfiguredTolerance(resolved);
+      const { store, atTolerance, unapplied } = await openAtConfiguredTolerance(resolved);
       let data: ReportData;
       try {
         await assertKnownApps(store.db, flags.app, store.path);
@@ -55,6 +55,9 @@ export function registerReport(program: Command): void {
         data = await atTolerance((db) => collectReportData(db, period, {
           databasePath: resolveDestination(path).capabilities.localFile ? resolve(path) : path, ...(flags.app ? { appIds: flags.app } : {}), ...(configuredApps ? { configuredApps } : {}),
         }));
+        // On the page too: it travels without the stderr it was made with.
+        const note = unapplied();
+        if (note) data.notices.push(note);
       } finally {
         await store.close();
       }
