@@ -19,6 +19,7 @@ import * as rejectedUnlisted from './20261130T000000_rejected_unlisted.js';
 import * as callTotalFromParts from './20261130T010000_call_total_from_parts.js';
 import * as groupFailedRegion from './20261130T020000_group_failed_region.js';
 import * as entryBeyondWallClock from './20261130T030000_entry_beyond_wall_clock.js';
+import * as receiverTypeForm from './20261130T040000_receiver_type_form.js';
 
 /** A migration module: `up` may take the destination's SQL fragments as its second argument. */
 interface MigrationModule {
@@ -49,6 +50,7 @@ const MODULES: Record<string, MigrationModule> = {
   '20261130T010000_call_total_from_parts': callTotalFromParts,
   '20261130T020000_group_failed_region': groupFailedRegion,
   '20261130T030000_entry_beyond_wall_clock': entryBeyondWallClock,
+  '20261130T040000_receiver_type_form': receiverTypeForm,
 };
 
 /**

@@ -2,7 +2,7 @@ import { hash } from 'node:crypto';
 import { describeZodError, ApiCallSchema, type ApiCall, type ApiParticipant } from '../source/schemas.js';
 import { fastParseCall } from '../source/call-fastpath.js';
 import type { CallRows, NewCallRow, NewParticipantRow, NewRecordingRow, NewTranscriptionRow } from '../store/schema.js';
-import { isFinalCall } from './call-status.js';
+import { isFinalCall, receiverTypeForm } from './call-status.js';
 import { parseTimer } from './duration.js';
 import { deviceIdOf, distinctParticipantEntries, distinctParticipants, saysJoined, sessionStatedTwice } from './participant-entries.js';
 
@@ -255,7 +255,7 @@ export function apiCallToRows(call: ApiCall, raw: unknown, ctx: CallRowContext):
       session_id: call.sessionId,
       type: call.type ?? null,
       mode: call.mode ?? null,
-      receiver_type: call.receiverType ?? null,
+      receiver_type: receiverTypeForm(call.receiverType),
       receiver: receiverOf(call),
       initiator: initiatorOf(call),
       status: call.status != null && call.status.trim() !== '' ? call.status : null,

@@ -22,8 +22,21 @@ export function isFinalCall(call: { status?: string | null | undefined; endedAt?
 /**
  * Whether a call went to a group, by its `receiverType` whatever its case or spaces (`GROUP`, as an
  * enum serialised by name writes it): read as exactly `group`, such calls' groups never had their
- * members listed, and the run said ok with every member missing (probe69). Stored as sent.
+ * members listed, and the run said ok with every member missing (probe69). Stored as `group`
+ * (receiverTypeForm).
  */
 export function isGroupReceiver(receiverType: string | null | undefined): boolean {
   return receiverType != null && receiverType.trim().toLowerCase() === 'group';
+}
+
+/**
+ * `receiverType` as stored in `calls.receiver_type`: `group` or `user` whatever its case or spaces,
+ * any other value as sent (the payload keeps it as sent either way). Stored as sent, `GROUP` calls
+ * had their members synced (isGroupReceiver) but were left out by what matches `group` exactly: the
+ * report's top groups and the view group_call_attendance, exit 0 (probe70).
+ */
+export function receiverTypeForm(receiverType: string | null | undefined): string | null {
+  if (receiverType == null) return null;
+  const form = receiverType.trim().toLowerCase();
+  return form === 'group' || form === 'user' ? form : receiverType;
 }

@@ -1,0 +1,97 @@
+import { sql } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCli } from '../helpers/cli.js';
+import { databaseFactory, testDialects } from '../helpers/databases.js';
+import { syncWith, tempDir, withStore } from '../helpers/harness.js';
+import { settingsAt } from './support/matrix.js';
+import { pathAndPage, startServer, viaProxy, type Reply, type TestServer } from './support/servers.js';
+
+/**
+ * probe70: since 425e780 a call whose `receiverType` is `GROUP` or ` Group` has its group's members
+ * synced, but the value was stored as sent, and what reads group calls matches `group` exactly: the
+ * report's "Top groups" and the documented view `group_call_attendance` left those calls out
+ * (2 of the 3 group calls below), exit 0, their members synced for nothing. The value is now
+ * stored as `group` (or `user`) whatever its case or spaces (the payload keeps it as sent), and
+ * a migration brings rows stored before to that form.
+ */
+const APP = 'app1';
+const CALLS = `/${APP}.call-us/v3/calls`;
+const NOW = Math.floor(Date.now() / 1000);
+type Json = Record<string, unknown>;
+
+const MEMBERS: Record<string, string[]> = { 'g-upper': ['u1', 'u2', 'm3'], 'g-title': ['u1', 'm5'], 'g-plain': ['u2'] };
+
+function call(sessionId: string, at: number, receiverType: string, receiver: string): Json {
+  const p = (uid: string): Json => ({ uid, totalAudioMinutes: 2, totalVideoMinutes: 0, totalDuration: 2, deviceId: `d-${uid}`, isJoined: true, joinedAt: at, leftAt: at + 120, state: 'ended' });
+  return {
+    sessionId, type: 'audio', mode: 'call', receiverType, receiver, initiator: 'u1', status: 'ended',
+    totalAudioMinutes: 4, totalVideoMinutes: 0, totalDurationInMinutes: 4, totalDuration: '00:02:00', totalParticipants: 2,
+    hasRecording: false, initiatedAt: at, startedAt: at, endedAt: at + 120, participants: [p('u1'), p('u2')],
+  };
+}
+
+describe('probe70: group calls whose receiverType is in another case reach the report and group_call_attendance', () => {
+  const tmp = tempDir('callsync-probe70-rtype-');
+  let server: TestServer;
+  const calls = [call('c-upper', NOW - 3_600, 'GROUP', 'g-upper'), call('c-title', NOW - 4_200, ' Group', 'g-title'), call('c-plain', NOW - 4_800, 'group', 'g-plain'), call('c-user', NOW - 5_400, 'USER', 'u2')];
+
+  beforeAll(async () => {
+    server = await startServer((req): Reply => {
+      const { path, page } = pathAndPage(req.url);
+      if (path === CALLS) {
+        const entries = page === 1 ? calls : [];
+        return { status: 200, body: JSON.stringify({ data: entries, meta: { pagination: { total: calls.length, count: entries.length, per_page: 100, current_page: page, total_pages: 1 } } }) };
+      }
+      const m = /^\/app1\.api-us\/v3\/groups\/([^/]+)\/members$/.exec(path);
+      if (m) {
+        const all = MEMBERS[decodeURIComponent(m[1]!)];
+        if (!all) return { status: 404, body: '{"error":{"code":"ERR_GUID_NOT_FOUND","message":"no such group"}}' };
+        const data = page === 1 ? all.map((uid) => ({ uid, name: uid, scope: 'participant', joinedAt: 1_700_000_000 })) : [];
+        return { status: 200, body: JSON.stringify({ data, meta: { pagination: { total: all.length, count: data.length, per_page: 100, current_page: page, total_pages: 1 } } }) };
+      }
+      const c = calls.find((x) => `${CALLS}/${encodeURIComponent(x.sessionId as string)}` === path);
+      if (c) return { status: 200, body: JSON.stringify({ data: c }) };
+      return { status: 404, body: '{"error":{"code":"ERR_CALL_SESSION_NOT_FOUND","message":"no such call"}}' };
+    });
+  });
+  afterAll(async () => {
+    await server.close();
+    tmp.cleanup();
+  });
+
+  it('on every dialect: the view has the three group calls, the report ranks the three groups', async () => {
+    for (const dialect of await testDialects()) {
+      const dbs = databaseFactory(dialect, tmp.dir);
+      try {
+        const db = await dbs.fresh(`rtype_${dialect}`);
+        const r = (await syncWith(settingsAt(viaProxy(server.url, APP), db, { detailFetch: 'auto', concurrency: 2 }))).results[0]!;
+        expect(r.status, r.error).toBe('ok');
+        const attendance = await withStore(db, async ({ db: k }) => (await sql<{ guid: string; joined_members: number | string }>`select guid, joined_members from group_call_attendance order by guid`.execute(k)).rows);
+        expect(attendance.map((a) => [a.guid, Number(a.joined_members)]), dialect).toEqual([['g-plain', 1], ['g-title', 1], ['g-upper', 2]]);
+        const month = new Date((NOW - 3_600) * 1000).toISOString().slice(0, 7);
+        const from = new Date((NOW - 86_400) * 1000).toISOString().slice(0, 10);
+        const to = new Date((NOW + 86_400) * 1000).toISOString().slice(0, 10);
+        const rep = await runCli(['report', '--database', db, '--from', from, '--to', to, '--out', '-']);
+        expect(rep.code, rep.stderr).toBe(0);
+        const section = /<section id="top-groups">[\s\S]*?<\/section>/.exec(rep.stdout)?.[0] ?? '';
+        for (const g of ['g-upper', 'g-title', 'g-plain']) expect(section, `${dialect} ${month}`).toContain(g);
+        // The payload keeps what the service sent.
+        const raw = await withStore(db, async ({ db: k }) => (await sql<{ raw_json: string }>`select raw_json from call_payloads where session_id = 'c-upper'`.execute(k)).rows[0]!.raw_json);
+        expect(JSON.parse(raw)).toMatchObject({ receiverType: 'GROUP' });
+
+        // A row stored before (as sent), brought to the stored form by the migration; a second sync
+        // finds nothing changed in it.
+        await withStore(db, async ({ db: k }) => {
+          await sql`update calls set receiver_type = ' Group' where session_id = 'c-title'`.execute(k);
+          await sql`delete from kysely_migration where name = '20261130T040000_receiver_type_form'`.execute(k);
+        });
+        const migrated = await runCli(['migrate', '--database', db]);
+        expect(migrated.code, migrated.stderr).toBe(0);
+        const types = await withStore(db, async ({ db: k }) => (await sql<{ session_id: string; receiver_type: string }>`select session_id, receiver_type from calls order by session_id`.execute(k)).rows);
+        expect(types.map((t) => [t.session_id, t.receiver_type])).toEqual([['c-plain', 'group'], ['c-title', 'group'], ['c-upper', 'group'], ['c-user', 'user']]);
+      } finally {
+        await dbs.dropAll();
+      }
+    }
+  }, 120_000);
+});
