@@ -12,8 +12,10 @@ export function parseTimeArg(flag: string, value: string): number {
   // shows or stores is (and as source/schemas.ts reads the service's): Date.parse takes the machine's
   // zone for it, and `reconcile --from 2025-11-20T00:00:00` summed another window in New York than
   // in the UTC container, exit 0 (probe68 F1).
+  // Only a bare time gets the Z: one naming its zone in words (`10:00 UTC`, `GMT`) became `UTCZ`,
+  // not a date, and was refused where Date.parse had read it (probe70).
   const t = v.replace(' ', 'T');
-  const iso = /^\d{4}-\d{2}-\d{2}$/.test(v) ? `${v}T00:00:00Z` : /^\d{4}-\d{2}-\d{2}T[^Zz+-]*$/.test(t) ? `${t}Z` : v;
+  const iso = /^\d{4}-\d{2}-\d{2}$/.test(v) ? `${v}T00:00:00Z` : /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?$/.test(t) ? `${t}Z` : v;
   const ms = Date.parse(iso);
   if (!/^\d{4}-\d{2}-\d{2}/.test(v) || Number.isNaN(ms)) {
     throw new ConfigError(`${flag} ${JSON.stringify(value)} is not a date; use YYYY-MM-DD, an ISO timestamp or unix seconds`);
