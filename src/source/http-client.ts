@@ -6,6 +6,7 @@ import { ApiError, classify, isRetryable, readErrorBody, refusesKey, type ApiErr
 import { decodeContentEncoding } from './content-encoding.js';
 import { AnswerCutOff, BodyTooLarge, DeadlinePassed, dispatchGet, headerValue, type RawResponse } from './dispatch-get.js';
 import { capNesting } from './json-limits.js';
+import { longIdsAsText } from './long-ids.js';
 import { cutOffProblem, describeNetworkError, timeoutProblem } from './network-errors.js';
 import type { Clock } from '../config/clock.js';
 import type { RequestPacer } from './request-pacer.js';
@@ -300,7 +301,8 @@ export class AppHttpClient {
       let body: unknown;
       try {
         // Nesting deeper than any record has is cut, so no later JSON.stringify can overflow.
-        body = capNesting(JSON.parse(text) as unknown);
+        // Ids past 2^53 are read as the text of their digits (see longIdsAsText).
+        body = capNesting(JSON.parse(longIdsAsText(text)) as unknown);
         // JSON escapes (\u0050, \/) spell the key differently in the text; decoded, it is plain again.
         if (text.includes('\\')) body = redactStrings(body, [this.opts.apiKey]);
       } catch {
