@@ -87,3 +87,13 @@ export async function openAtConfiguredTolerance(target: ReadTarget & Pick<Comman
     unapplied,
   };
 }
+
+/**
+ * Opens a database to read at a tolerance the user asked for by name (`reconcile --tolerance`):
+ * written in a transaction that is rolled back, so a database this user may only read fails, as
+ * asked for something it cannot give.
+ */
+export async function openAtGivenTolerance(target: ReadTarget, minutes: number): Promise<ToleranceStore> {
+  const writer = await openForReading(target, { write: true });
+  return { store: writer, atTolerance: (fn) => withTolerance(writer.db, minutes, (trx) => fn(trx)), unapplied: () => undefined };
+}

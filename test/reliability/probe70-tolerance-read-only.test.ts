@@ -55,7 +55,7 @@ function expectFallbackWarning(stderr: string): void {
   expect(lines[0]).toContain('0.01');
 }
 
-describe('export billing and report on a database this user may only read, the config tolerance not the stored one', () => {
+describe('export billing, report and reconcile on a database this user may only read, the config tolerance not the stored one', () => {
   it('PostgreSQL, a read-only role made as docs/schema.md says: exit 0, figures at the stored tolerance, one warning', async () => {
     if (!(await testDialects()).includes('postgres')) return;
     const dbs = databaseFactory('postgres', tmp.dir);
@@ -85,6 +85,19 @@ describe('export billing and report on a database this user may only read, the c
       expect(rep.code, rep.stderr).toBe(0);
       expectFallbackWarning(rep.stderr);
       expect(readFileSync(page, 'utf8')).toContain('reconcileToleranceMinutes');
+
+      // reconcile the same: the config's tolerance equal to the stored one needs no writing at all
+      // (it opened a writing connection whenever a config was given, and failed here, exit 2); a
+      // different one is read at the stored tolerance with the line; --tolerance, asked by name, fails.
+      const same = await runCli(['reconcile', '--config', writeConfig('pg-reader-same', readerUrl.toString(), 0.01), '--format', 'csv'], ENV);
+      expect(same.code, same.stderr).toBe(0);
+      expect(same.stderr).not.toMatch(/tolerance/);
+      const differs = await runCli(['reconcile', '--config', cfg, '--format', 'csv'], ENV);
+      expect(differs.code, differs.stderr).toBe(0);
+      expectFallbackWarning(differs.stderr);
+      expect(differs.stdout).toBe(same.stdout);
+      const named = await runCli(['reconcile', '--config', cfg, '--tolerance', '5'], ENV);
+      expect(named.code).not.toBe(0);
 
       // A role that may only SELECT, its session read-write by default: the same.
       await admin.query(`alter role ${role} reset default_transaction_read_only`);

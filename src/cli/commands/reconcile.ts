@@ -1,10 +1,10 @@
 import type { Command } from 'commander';
 import { ConfigError } from '../../config/errors.js';
-import { reconcileReport, withTolerance, type ReconcileReport } from '../../reconcile/reconcile-report.js';
+import { reconcileReport, type ReconcileReport } from '../../reconcile/reconcile-report.js';
 import { isoUtc } from '../../export/period.js';
 import { EXIT } from '../exit-codes.js';
-import { openForReading } from '../open-for-reading.js';
-import { outputWidth, parseFormat, renderGrid, sanitizeForTerminal, wrapParagraph } from '../output.js';
+import { outputWidth, parseFormat, renderGrid, sanitizeForTerminal, warnLine, wrapParagraph } from '../output.js';
+import { openAtConfiguredTolerance, openAtGivenTolerance } from '../configured-tolerance.js';
 import { formatRows, type Cell } from '../../export/write-table.js';
 import { parseTimeArg } from '../parse-time.js';
 import { assertKnownApps } from '../known-apps.js';
@@ -95,12 +95,16 @@ export function registerReconcile(program: Command): void {
       const resolved = commandSettings(flags);
       // The tolerance is the flag's, else the config's (when there is one), not whatever the last
       // sync stored: a config changed since then applies at once. Without a config, the database's.
-      const applied = tolerance ?? resolved.settings?.reconcileToleranceMinutes;
-      // Another tolerance is written in a transaction that is rolled back: a writing connection.
-      const store = await openForReading(resolved, { write: applied !== undefined });
+      // --tolerance is written in a transaction that is rolled back: a writing connection. The
+      // config's is applied as export and report apply it: only when it differs from the stored one,
+      // and on a database this user may only read, the stored one with a line saying so (it failed
+      // on a read-only role, exit 2, even with the two equal: probe70).
+      const { store, atTolerance, unapplied } = tolerance === undefined ? await openAtConfiguredTolerance(resolved) : await openAtGivenTolerance(resolved, tolerance);
       try {
         await assertKnownApps(store.db, flags.app, store.path);
-        const report = applied === undefined ? await reconcileReport(store.db, filter, limit) : await withTolerance(store.db, applied, (trx) => reconcileReport(trx, filter, limit));
+        const report = await atTolerance((db) => reconcileReport(db, filter, limit));
+        const note = unapplied();
+        if (note) warnLine(note);
         // Call fields (type, status, ids) come from the service: no escape sequence reaches the terminal.
         process.stdout.write(sanitizeForTerminal(render(report, format)));
         process.exitCode = flags.failOnMismatch && report.mismatchCount > 0 ? EXIT.SYNC_FAILED : EXIT.OK;
