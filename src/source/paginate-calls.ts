@@ -226,7 +226,7 @@ export class CallListing {
     let first0: { count: number; total: number | undefined } | undefined;
     /** Index of the page jumped to when an oldest-first listing is read from its end (see below). */
     let jumpedTo: number | undefined;
-    const startRequests = this.#requests;
+    const startRequests = this.#requests - first.pages.length; // with the numbering's pages: a two-page listing counted one, never read twice (probe69)
     const finish = (why: string, stoppedEarly = false): PassResult => ({
       end, pages: this.#requests - startRequests, stoppedEarly, why,
       distinct: (seenThisPass ?? this.#distinct).count,
