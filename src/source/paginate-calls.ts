@@ -92,8 +92,8 @@ export class CallListing {
     if (relist && ((countProof(pass, this.#order, this.#distinct.count, this.#trail, false).shortfall ?? 0) > 0 || pass.end.unproved(this.#distinct.count) !== undefined)) {
       relisted = true;
       pass = yield* this.#resizedPass();
-      // An ordered listing's second pass must show no call moved up either (#firstAgain, cameUp).
-      if (!pass.stoppedEarly && this.#order.sortedBy) again = yield* this.#firstAgain();
+      if (!pass.stoppedEarly && this.#order.sortedBy) again = yield* this.#firstAgain(); // an ordered listing's second pass must show no call moved up either (cameUp)
+      else if (pass.end.minTotal === undefined) unstable = this.#missed || undefined; // no total, no order: passes held against each other, as below (taken alone, the second hid 6 of 116 missing: probe69)
     } else if (
       pass.pages > 1 && this.opts.relistOnShortfall !== false &&
       (pass.stoppedEarly
