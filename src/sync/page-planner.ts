@@ -147,7 +147,7 @@ export interface PagePlan {
   newlySeen: number;
   /** Entries within the window (a backfill's), whatever was decided for them. */
   inRange: ListedEntry[];
-  /** Live calls (stored live, or listed live) the listing showed. */
+  /** Live calls (stored live, or listed live) the listing showed with a new or changed entry (decided on this page). */
   live: string[];
   /** Groups that received a group call on this page. */
   groups: string[];
@@ -174,7 +174,6 @@ export function planPage(valid: readonly ListedEntry[], ctx: PlanContext): PageP
     if (before === undefined) plan.newlySeen++;
     ctx.recent.set(id, v.fp, ctx.page);
     const live = ctx.liveBefore.has(id) || !isFinalCall(v.call);
-    if (live) plan.live.push(id);
     const guid = isGroupReceiver(v.call.receiverType) ? receiverOf(v.call) : null;
     if (guid) plan.groups.push(guid);
     const st = ctx.stored.get(id);
@@ -182,7 +181,12 @@ export function planPage(valid: readonly ListedEntry[], ctx: PlanContext): PageP
     // Unchanged since the last sync, unless this run listed the call already with another entry:
     // then the stored entry may be this one while the other, just planned, is older (a hostile fake
     // listing a stale copy first flipped calls back to it on every other run).
-    if (!ctx.refetch && st && st.listFingerprint === v.fp && !recheck && before === undefined) continue;
+    // Live and unchanged: the live follow-up need not ask again when the entry states the minutes
+    // (they grow while the call goes on, and the entry with them). One without them does not change,
+    // and the previous run's minutes and participants stayed, ok (probe69): left to the follow-up.
+    const unchanged = !ctx.refetch && st !== undefined && st.listFingerprint === v.fp && !recheck && before === undefined;
+    if (live && (!unchanged || statesMinutes(v.call))) plan.live.push(id);
+    if (unchanged) continue;
     // Listed twice in this run with different entries (a call listed once per participant, each
     // with some of them; or a call that changed while paging): never last-one-wins, Get Call
     // answers the whole call. What was decided for the earlier entry on this page is dropped: both
@@ -198,6 +202,12 @@ export function planPage(valid: readonly ListedEntry[], ctx: PlanContext): PageP
     }
   }
   return plan;
+}
+
+/** Whether an entry states the call's minutes and each participant's (what grows while a call goes on). */
+function statesMinutes(call: ApiCall): boolean {
+  return call.totalAudioMinutes != null && call.totalVideoMinutes != null && Array.isArray(call.participants)
+    && call.participants.every((p) => p.totalAudioMinutes != null && p.totalVideoMinutes != null);
 }
 
 /** Drops what this page decided for a call listed again on it (rare: scanned only then). */

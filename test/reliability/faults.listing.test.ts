@@ -112,11 +112,14 @@ describe('fault matrix: listings and records that misbehave', () => {
       // and fetches the 7 newcomers (and the calls that moved in the listing). Each listing pass
       // beyond the clean run's one asks page 1 to confirm page 0 (page-numbering.ts): the two runs
       // make up to five passes between them (a relist, a second pass after calls moved): +4.
-      const bound = base + 4 + 60 + 4 + storedFound.length;
+      // Live calls whose entries do not state their minutes are asked for on every run while live (probe69).
+      const live = [...truth.calls.values()].filter((c) => c.status === 'initiated' || c.status === 'ongoing').length;
+      const bound = base + 4 + 60 + 4 + storedFound.length + live;
       matrix.add(name, [first, second], { clean: base, bound, serverRequests: sim.stats('app1').requests, end: 'truth (after the 2nd run)' });
       expect([first.status, second.status]).toEqual(['ok', 'ok']);
       expect(removed.size).toBe(5);
-      expect(second.requestsByKind.get).toBe(storedFound.length);
+      expect(second.requestsByKind.get).toBeGreaterThanOrEqual(storedFound.length);
+      expect(second.requestsByKind.get).toBeLessThanOrEqual(storedFound.length + live);
       expect(first.requests + second.requests).toBeLessThanOrEqual(bound);
       await withStore(db, async (s) => {
         expect(await diffAgainstTruth(s.db, truth, { allowExtra: removed })).toEqual([]);
