@@ -229,10 +229,16 @@ export class ListingEnd {
     if (meta.totalPages !== undefined) this.#lastTotalPages = meta.totalPages;
   }
 
-  /** Whether every reported figure says the listing holds no more than what was seen, and one was reported. */
+  /**
+   * Whether every reported figure says the listing holds no more than what was seen, and one was
+   * reported. A figure the listing already exceeds (more entries than any total, more pages than
+   * total_pages) counts nothing and agrees with nothing: each page stating its own figures (total
+   * its rows, total_pages 1) "agreed" with a short page 2 from which a member was hidden, and 19
+   * of 48 members were stored, ok (probe69).
+   */
   #figuresAgree(pagesRead: number, distinct: number): boolean {
-    const total = this.#minTotal;
-    const pages = this.#lastTotalPages;
+    const total = this.#understated(distinct) ? undefined : this.#minTotal;
+    const pages = this.#lastTotalPages !== undefined && this.#lastTotalPages >= pagesRead ? this.#lastTotalPages : undefined;
     if (total === undefined && pages === undefined) return false;
     if (total !== undefined && distinct < total) return false;
     if (pages !== undefined && pagesRead < pages) return false;
