@@ -69,9 +69,17 @@ export function looksUnsettled({ call: c, participants, recordings, transcriptio
   if ((c.has_recording === 1 && c.recording_rows === 0) || ((c.joined_devices ?? 0) > 0 && c.participant_total_minutes === 0) || c.ended_at == null) return true;
   if (c.total_participants != null && c.participant_rows < c.total_participants) return true;
   if ((c.has_transcription === 1 && transcriptions.length === 0) || recordings.some((r) => r.duration_minutes == null && r.start_time != null && r.end_time == null)) return true;
-  // A file stated before it is ready (no URL yet): see listUnsettledCalls.
-  if (recordings.some((r) => !r.recording_url) || transcriptions.some((t) => !t.transcript_url)) return true;
   return participants.some((p) => p.is_joined === 1 && (p.total_duration_minutes === 0 || p.total_duration_minutes == null));
+}
+
+/**
+ * A recording or transcription stated without its file's URL yet: the unsettled pass's query asks
+ * for such calls again too (listUnsettledCalls). Apart from looksUnsettled, which also decides that
+ * a fill from the stored answer is provisional: a service that never states URLs would make every
+ * such fill no answer.
+ */
+export function awaitsFiles({ recordings, transcriptions }: CallRows): boolean {
+  return recordings.some((r) => !r.recording_url) || transcriptions.some((t) => !t.transcript_url);
 }
 
 /** The answer the database last stored of a call, read back. */

@@ -11,7 +11,7 @@ import { rowsDiffer } from '../transform/compare-rows.js';
 import type { Logger } from '../log/logger.js';
 import { olderThanListed } from './answer-check.js';
 import type { MediaStatements } from './media-statements.js';
-import { filledKeys, fillFromStored, lacksParts, looksUnsettled, withEarlierFields, type StoredAnswer } from './answer-fill.js';
+import { awaitsFiles, filledKeys, fillFromStored, lacksParts, looksUnsettled, withEarlierFields, type StoredAnswer } from './answer-fill.js';
 import type { ListAudit } from './list-audit.js';
 import type { SettleAudit } from './settle-audit.js';
 import type { PageWrite } from './page-writer.js';
@@ -385,7 +385,7 @@ export class DetailFetcher {
     const { d } = this;
     const row = apiCallToRows(call, undefined, { appId: d.appId, region: d.region, now, source: 'detail', listFingerprint: p.listFingerprint, rawJson: json });
     if (p.json !== undefined && row.call.is_final === 0) onLive(call.sessionId);
-    if (looksUnsettled(row)) this.fetched.add(call.sessionId);
+    if (looksUnsettled(row) || awaitsFiles(row)) this.fetched.add(call.sessionId);
     if (isGroupReceiver(row.call.receiver_type) && row.call.receiver) this.groups.add(row.call.receiver);
     w.rows.push(row);
     w.cleared.push(call.sessionId);

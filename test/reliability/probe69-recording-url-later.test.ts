@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { syncWith, tempDir, withStore } from '../helpers/harness.js';
 import { FakeCallsService } from './support/fake-calls-service.js';
 import { settingsAt } from './support/matrix.js';
+import { callsVsTruth } from './support/stored-vs-truth.js';
 
 /**
  * A recording the service lists before its file is ready: rid, times and duration stated, its
@@ -52,5 +53,23 @@ describe('probe69: recording files whose URL comes after the call was fetched', 
     // By the last night every URL is stored.
     const stored = await withStore(database, ({ db }) => db.selectFrom('call_recordings').select(['rid', 'recording_url']).execute());
     expect(stored.filter((s) => truth.get(s.rid) !== s.recording_url)).toEqual([]);
+  });
+
+  it('a service that never states URLs, its Get Call leaving participants out: ok and exact, night after night', async () => {
+    const noUrl = (w: Record<string, unknown>): Record<string, unknown> =>
+      Array.isArray(w.recordings) ? { ...w, recordings: (w.recordings as Record<string, unknown>[]).map(({ recording_url: _, ...r }) => r) } : w;
+    const svc = await FakeCallsService.start({ calls: 40, ongoing: 0, seed: 70, spanHours: 40, recordings: { every: 2, listed: 'all' }, getOmits: ['participants'], listEntry: noUrl, getAnswer: noUrl });
+    try {
+      const database = join(tmp.dir, 'never-urls.db');
+      const settings = settingsAt(svc.baseUrls('app1'), database, { detailFetch: 'always', lookbackHours: 24, settleDays: 3, concurrency: 4 });
+      for (let night = 0; night < 3; night++) {
+        if (night > 0) await withStore(database, ({ db }) => sql`update calls set synced_at = synced_at - 7200`.execute(db));
+        const r = (await syncWith(settings)).results[0]!;
+        expect(r.status, r.error).toBe('ok');
+        expect(await callsVsTruth(svc, database)).toEqual([]);
+      }
+    } finally {
+      await svc.close();
+    }
   });
 });
