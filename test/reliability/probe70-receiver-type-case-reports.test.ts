@@ -4,7 +4,8 @@ import { runCli } from '../helpers/cli.js';
 import { databaseFactory, testDialects } from '../helpers/databases.js';
 import { syncWith, tempDir, withStore } from '../helpers/harness.js';
 import { settingsAt } from './support/matrix.js';
-import { pathAndPage, startServer, viaProxy, type Reply, type TestServer } from './support/servers.js';
+import { receiverCall, startReceiverTypeService } from './support/receiver-type-service.js';
+import { viaProxy, type TestServer } from './support/servers.js';
 
 /**
  * probe70: since 425e780 a call whose `receiverType` is `GROUP` or ` Group` has its group's members
@@ -15,44 +16,18 @@ import { pathAndPage, startServer, viaProxy, type Reply, type TestServer } from 
  * a migration brings rows stored before to that form.
  */
 const APP = 'app1';
-const CALLS = `/${APP}.call-us/v3/calls`;
 const NOW = Math.floor(Date.now() / 1000);
-type Json = Record<string, unknown>;
 
 const MEMBERS: Record<string, string[]> = { 'g-upper': ['u1', 'u2', 'm3'], 'g-title': ['u1', 'm5'], 'g-plain': ['u2'] };
 
-function call(sessionId: string, at: number, receiverType: string, receiver: string): Json {
-  const p = (uid: string): Json => ({ uid, totalAudioMinutes: 2, totalVideoMinutes: 0, totalDuration: 2, deviceId: `d-${uid}`, isJoined: true, joinedAt: at, leftAt: at + 120, state: 'ended' });
-  return {
-    sessionId, type: 'audio', mode: 'call', receiverType, receiver, initiator: 'u1', status: 'ended',
-    totalAudioMinutes: 4, totalVideoMinutes: 0, totalDurationInMinutes: 4, totalDuration: '00:02:00', totalParticipants: 2,
-    hasRecording: false, initiatedAt: at, startedAt: at, endedAt: at + 120, participants: [p('u1'), p('u2')],
-  };
-}
 
 describe('probe70: group calls whose receiverType is in another case reach the report and group_call_attendance', () => {
   const tmp = tempDir('callsync-probe70-rtype-');
   let server: TestServer;
-  const calls = [call('c-upper', NOW - 3_600, 'GROUP', 'g-upper'), call('c-title', NOW - 4_200, ' Group', 'g-title'), call('c-plain', NOW - 4_800, 'group', 'g-plain'), call('c-user', NOW - 5_400, 'USER', 'u2')];
+  const calls = [receiverCall('c-upper', NOW - 3_600, 'GROUP', 'g-upper'), receiverCall('c-title', NOW - 4_200, ' Group', 'g-title'), receiverCall('c-plain', NOW - 4_800, 'group', 'g-plain'), receiverCall('c-user', NOW - 5_400, 'USER', 'u2')];
 
   beforeAll(async () => {
-    server = await startServer((req): Reply => {
-      const { path, page } = pathAndPage(req.url);
-      if (path === CALLS) {
-        const entries = page === 1 ? calls : [];
-        return { status: 200, body: JSON.stringify({ data: entries, meta: { pagination: { total: calls.length, count: entries.length, per_page: 100, current_page: page, total_pages: 1 } } }) };
-      }
-      const m = /^\/app1\.api-us\/v3\/groups\/([^/]+)\/members$/.exec(path);
-      if (m) {
-        const all = MEMBERS[decodeURIComponent(m[1]!)];
-        if (!all) return { status: 404, body: '{"error":{"code":"ERR_GUID_NOT_FOUND","message":"no such group"}}' };
-        const data = page === 1 ? all.map((uid) => ({ uid, name: uid, scope: 'participant', joinedAt: 1_700_000_000 })) : [];
-        return { status: 200, body: JSON.stringify({ data, meta: { pagination: { total: all.length, count: data.length, per_page: 100, current_page: page, total_pages: 1 } } }) };
-      }
-      const c = calls.find((x) => `${CALLS}/${encodeURIComponent(x.sessionId as string)}` === path);
-      if (c) return { status: 200, body: JSON.stringify({ data: c }) };
-      return { status: 404, body: '{"error":{"code":"ERR_CALL_SESSION_NOT_FOUND","message":"no such call"}}' };
-    });
+    server = await startReceiverTypeService(calls, MEMBERS);
   });
   afterAll(async () => {
     await server.close();
