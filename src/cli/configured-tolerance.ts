@@ -3,13 +3,11 @@ import type { CommandSettings } from '../config/command-settings.js';
 import { CallsyncError } from '../config/errors.js';
 import { withTolerance } from '../reconcile/reconcile-report.js';
 import type { Store } from '../store/connection.js';
+import { errorMessage } from '../store/destinations/contract.js';
 import { mapDatabaseError } from '../store/destinations/index.js';
 import type { Database } from '../store/schema.js';
-import { getSetting, TOLERANCE_SETTING } from '../store/settings-repo.js';
+import { storedTolerance } from '../store/settings-repo.js';
 import { openForReading, type ReadTarget } from './open-for-reading.js';
-
-/** The tolerance the views apply when the database stores none (call_reconciliation's coalesce). */
-const VIEW_DEFAULT_TOLERANCE = 0.01;
 
 export interface ToleranceStore {
   store: Store;
@@ -25,7 +23,7 @@ export interface ToleranceStore {
 /** An error as one line: our own, a database's as its destination says it, else its message. */
 function reasonOf(err: unknown, database: string): string {
   if (err instanceof CallsyncError) return err.message;
-  return mapDatabaseError(err, database)?.message ?? (err instanceof Error ? err.message : String(err));
+  return mapDatabaseError(err, database)?.message ?? errorMessage(err);
 }
 
 /**
@@ -47,7 +45,7 @@ export async function openAtConfiguredTolerance(target: ReadTarget & Pick<Comman
   const reader = await openForReading(target);
   let stored: number;
   try {
-    stored = Number((await getSetting(reader.db, TOLERANCE_SETTING)) ?? VIEW_DEFAULT_TOLERANCE);
+    stored = await storedTolerance(reader.db);
   } catch (err) {
     await reader.close();
     throw err;
@@ -95,5 +93,5 @@ export async function openAtConfiguredTolerance(target: ReadTarget & Pick<Comman
  */
 export async function openAtGivenTolerance(target: ReadTarget, minutes: number): Promise<ToleranceStore> {
   const writer = await openForReading(target, { write: true });
-  return { store: writer, atTolerance: (fn) => withTolerance(writer.db, minutes, (trx) => fn(trx)), unapplied: () => undefined };
+  return { store: writer, atTolerance: (fn) => withTolerance(writer.db, minutes, fn), unapplied: () => undefined };
 }

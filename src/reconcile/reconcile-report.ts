@@ -1,7 +1,7 @@
 import { sql, type Kysely, type Transaction } from 'kysely';
 import { InternalError } from '../config/errors.js';
 import type { Database } from '../store/schema.js';
-import { getSetting, saveTolerance, TOLERANCE_SETTING } from '../store/settings-repo.js';
+import { saveTolerance, storedTolerance } from '../store/settings-repo.js';
 import { ISSUE_CODES, type IssueCode, type ReconciliationAdditions } from './issue-codes.js';
 
 export interface ReconcileFilter {
@@ -175,8 +175,7 @@ export async function reconcileReport(db: Db, filter: ReconcileFilter, limit: nu
     .orderBy('k.app_id')
     .orderBy('k.session_id')
     .execute();
-  const tol = await getSetting(db, TOLERANCE_SETTING);
-  return { tolerance: Number(tol ?? 0.01), summary, ...countIssues(groups), mismatches, mismatchCount };
+  return { tolerance: await storedTolerance(db), summary, ...countIssues(groups), mismatches, mismatchCount };
 }
 
 /**

@@ -5,6 +5,7 @@ import type { Settings } from '../config/load.js';
 import { unixSeconds } from '../config/clock.js';
 import { withAdvisoryLockWait } from '../store/app-lock.js';
 import { latestAppJobs } from '../store/job-queue-repo.js';
+import { errorMessage } from '../store/destinations/contract.js';
 import { APP_BUSY, prepareDatabase, syncAppLocked } from '../sync/run-sync.js';
 import type { AppRetryEvent, SyncDeps } from '../sync/sync-app.js';
 import { appJobOptions, controlJobExpirySeconds, ENGINE_SCHEMA, finishPollSeconds, QUEUES, stableJobId, UNFINISHED_STATES, type AppJobData, type FinishJobData } from './job-engine.js';
@@ -105,7 +106,7 @@ export async function onFinishJob(d: EngineDeps, data: FinishJobData): Promise<T
     const follow = await tickFollowUp(d, d.settings, data.tick);
     return { tick: data.tick, apps, ...follow };
   } catch (err) {
-    const followUpError = (err as Error)?.message ?? String(err);
+    const followUpError = errorMessage(err);
     d.log.error({ tick: data.tick, err: followUpError }, 'tick follow-up failed: no reconciliation summary or billing export for this tick');
     return { tick: data.tick, apps, followUpError };
   }

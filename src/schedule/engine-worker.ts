@@ -3,6 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type PgBoss from 'pg-boss';
 import type { Settings } from '../config/load.js';
 import type { PostgresAuth } from '../store/destinations/postgres-connection.js';
+import { errorMessage } from '../store/destinations/contract.js';
 import type { AppRetryEvent, SyncDeps } from '../sync/sync-app.js';
 import { onAppJob, onFinishJob, onTickJob, type EngineDeps, type TickOutcome } from './engine-jobs.js';
 import { QUEUES, stableJobId, startEngine, tickJobOptions, type AppJobData, type FinishJobData, type TickJobData } from './job-engine.js';
@@ -38,7 +39,7 @@ export async function startEngineWorker(deps: SyncDeps, settings: Settings, opts
     } catch (err) {
       // The engine keeps a handler's error in the job and says nothing: a tick that cannot queue its
       // apps skipped the night without a word (probe67 F5).
-      d.log.error({ tick: job!.id, err: (err as Error)?.message ?? String(err) }, 'tick failed: its apps were not queued (the engine retries it, then gives up on this slot)');
+      d.log.error({ tick: job!.id, err: errorMessage(err) }, 'tick failed: its apps were not queued (the engine retries it, then gives up on this slot)');
       throw err;
     }
   });

@@ -1,5 +1,6 @@
 import { sql, type Kysely, type Transaction } from 'kysely';
 import { CallsyncError } from '../config/errors.js';
+import { errorMessage } from './destinations/contract.js';
 import { destinationOf } from './destinations/index.js';
 import type { Database } from './schema.js';
 
@@ -54,7 +55,7 @@ export async function withAdvisoryLock<T>(db: Kysely<Database>, key: string, fn:
     const lost = new AbortController();
     const markLost = (err: unknown): void => {
       if (lost.signal.aborted) return;
-      lost.abort(new CallsyncError('LEASE_LOST', `lost the lock of ${key}: the database session holding it ended (${(err as Error)?.message ?? String(err)}); what was written stays, the next run resumes`));
+      lost.abort(new CallsyncError('LEASE_LOST', `lost the lock of ${key}: the database session holding it ended (${errorMessage(err)}); what was written stays, the next run resumes`));
     };
     // PostgreSQL 14+: this session is idle on purpose. Older servers have no such setting.
     await sql`select set_config('idle_session_timeout', '0', false)`.execute(conn).catch(() => undefined);

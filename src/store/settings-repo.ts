@@ -13,6 +13,14 @@ export async function saveTolerance(db: Kysely<Database> | Transaction<Database>
   await saveSetting(db, TOLERANCE_SETTING, String(minutes));
 }
 
+/** The tolerance the views apply when the database stores none (call_reconciliation's coalesce). */
+export const VIEW_DEFAULT_TOLERANCE = 0.01;
+
+/** The tolerance the views apply now: the stored one, else their default. */
+export async function storedTolerance(db: Kysely<Database> | Transaction<Database>): Promise<number> {
+  return Number((await getSetting(db, TOLERANCE_SETTING)) ?? VIEW_DEFAULT_TOLERANCE);
+}
+
 /** A `callsync_settings` value, or undefined when the key is not set. */
 export async function getSetting(db: Kysely<Database> | Transaction<Database>, key: string): Promise<string | undefined> {
   const row = await db.selectFrom('callsync_settings').select('value').where('key', '=', key).executeTakeFirst();

@@ -179,19 +179,20 @@ export async function listUnsettledCalls(db: Db, appId: string, region: string, 
         ),
         eb('ended_at', 'is', null),
         eb('participant_rows', '<', eb.ref('total_participants')),
-        // Started, not ended, no duration: still being processed. (A recording with no times at all,
-        // as the SDK's single recordingUrl gives, never gets a duration: not waited for.)
+        // A recording still being processed, looked up once for both signs:
+        // - started, not ended, no duration (a recording with no times at all, as the SDK's single
+        //   recordingUrl gives, never gets a duration: not waited for);
+        // - stated without its file's URL (null or ''). Under an unchanged entry only the settle
+        //   audit's sample asked again, and a URL alone coming is no finding that widens it: the URLs
+        //   of the calls it did not draw stayed NULL for good, every run ok (probe69). Transcriptions
+        //   the same, below.
         eb.exists(
           eb.selectFrom('call_recordings as r').select('r.rid').whereRef('r.app_id', '=', 'calls.app_id').whereRef('r.session_id', '=', 'calls.session_id')
-            .where('r.duration_minutes', 'is', null).where('r.start_time', 'is not', null).where('r.end_time', 'is', null),
-        ),
-        // A recording or transcription stated without its file's URL (null or ''): a file still being
-        // processed. Under an unchanged entry only the settle audit's sample asked again, and a URL
-        // alone coming is no finding that widens it: the URLs of the calls it did not draw stayed
-        // NULL for good, every run ok (probe69).
-        eb.exists(
-          eb.selectFrom('call_recordings as r').select('r.rid').whereRef('r.app_id', '=', 'calls.app_id').whereRef('r.session_id', '=', 'calls.session_id')
-            .where((w) => w.or([w('r.recording_url', 'is', null), w('r.recording_url', '=', '')])),
+            .where((w) => w.or([
+              w.and([w('r.duration_minutes', 'is', null), w('r.start_time', 'is not', null), w('r.end_time', 'is', null)]),
+              w('r.recording_url', 'is', null),
+              w('r.recording_url', '=', ''),
+            ])),
         ),
         eb.exists(
           eb.selectFrom('call_transcriptions as t').select('t.tid').whereRef('t.app_id', '=', 'calls.app_id').whereRef('t.session_id', '=', 'calls.session_id')

@@ -26,7 +26,7 @@ export function isFinalCall(call: { status?: string | null | undefined; endedAt?
  * (receiverTypeForm).
  */
 export function isGroupReceiver(receiverType: string | null | undefined): boolean {
-  return receiverType != null && receiverType.trim().toLowerCase() === 'group';
+  return receiverTypeForm(receiverType) === 'group';
 }
 
 /**

@@ -25,7 +25,8 @@ interface ReconcileFlags {
 
 /** What the summary's minute columns leave out (as in the billing export); last in the CSV, after every older column. */
 const FLAGGED_COLS = ['flagged_calls', 'flagged_user_minutes'] as const;
-const SUMMARY_COLS = ['app_id', 'region', 'relation', 'calls', 'user_minutes', 'call_total_minutes', 'delta_minutes', ...FLAGGED_COLS] as const;
+const MINUTE_COLS = ['app_id', 'region', 'relation', 'calls', 'user_minutes', 'call_total_minutes', 'delta_minutes'] as const;
+const SUMMARY_COLS = [...MINUTE_COLS, ...FLAGGED_COLS] as const;
 const MISMATCH_COLS = ['app_id', 'session_id', 'type', 'status', 'started_at', 'user_minutes', 'call_audio_minutes', 'call_video_minutes', 'wall_clock_minutes', 'audio_delta_minutes', 'video_delta_minutes', 'issues'] as const;
 
 /**
@@ -35,7 +36,7 @@ const MISMATCH_COLS = ['app_id', 'session_id', 'type', 'status', 'started_at', '
  * before, parsed as neither; like `row_kind` in the billing export, a sum over a column is taken
  * within one section.
  */
-export const RECONCILE_CSV_COLUMNS = ['section', ...new Set([...SUMMARY_COLS.filter((c) => !(FLAGGED_COLS as readonly string[]).includes(c)), ...MISMATCH_COLS, ...FLAGGED_COLS])] as const;
+export const RECONCILE_CSV_COLUMNS = ['section', ...new Set([...MINUTE_COLS, ...MISMATCH_COLS, ...FLAGGED_COLS])] as const;
 
 function renderCsv(report: ReconcileReport): string {
   const rows: Record<string, Cell>[] = [
