@@ -3,9 +3,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { resolvePeriod } from '../../src/export/period.js';
 import { collectReportData } from '../../src/report/collect-report-data.js';
 import { renderReportHtml } from '../../src/report/render-html.js';
-import { syncWith, tempDir, withStore } from '../helpers/harness.js';
-import { FakeCallsService } from './support/fake-calls-service.js';
-import { settingsAt } from './support/matrix.js';
+import { tempDir, withStore } from '../helpers/harness.js';
+import { ABSURD, syncedWithInflatedCall } from './support/inflated-call.js';
 
 /**
  * probe64 F2: calls whose minutes are implausible (`flagged`: negative, far beyond the wall clock,
@@ -17,28 +16,16 @@ import { settingsAt } from './support/matrix.js';
  * the billed total (same page) had none of them. A finance reader reads either figure as the month's.
  * Each figure of the page should cover the same minutes as the billed total (or say it does not).
  */
+const SEED = 21;
 const tmp = tempDir('probe64-flagged-');
 afterAll(() => tmp.cleanup());
 
-const ABSURD = 50_000;
-
 describe('the report does not sum flagged minutes into its chart and rankings', () => {
   it("daily chart, reconciliation table, top users and top groups cover the billed (unflagged) minutes only", async () => {
-    let target = '';
-    let uid = '';
-    const inflate = (w: Record<string, unknown>): Record<string, unknown> => {
-      if (w.sessionId !== target) return w;
-      const ps = (w.participants as Record<string, unknown>[]).map((p) => (p.uid === uid ? { ...p, totalDuration: ABSURD, totalAudioMinutes: w.type === 'audio' ? ABSURD : 0, totalVideoMinutes: w.type === 'video' ? ABSURD : 0 } : p));
-      return { ...w, participants: ps };
-    };
-    const service = await FakeCallsService.start({ seed: 21, calls: 40, ongoing: 0, spanHours: 2, listEntry: inflate, getAnswer: inflate });
+    const db = join(tmp.dir, 'flagged.db');
+    const { service, call } = await syncedWithInflatedCall(SEED, db, (ended) => ended.find((c) => c.receiverType === 'group') ?? ended[0]!);
+    const target = call.sessionId;
     try {
-      const ended = service.calls.filter((c) => c.status === 'ended' && c.participants.filter((p) => p.isJoined).length >= 2);
-      const call = ended.find((c) => c.receiverType === 'group') ?? ended[0]!;
-      target = call.sessionId;
-      uid = call.participants.find((p) => p.isJoined)!.uid;
-      const db = join(tmp.dir, 'flagged.db');
-      expect((await syncWith(settingsAt(service.baseUrls(), db, { detailFetch: 'always' }))).results[0]!.status).toBe('ok');
       const month = new Date(call.startedAt! * 1000).toISOString().slice(0, 7);
       const period = resolvePeriod({ month });
       await withStore(db, async ({ db: k }) => {

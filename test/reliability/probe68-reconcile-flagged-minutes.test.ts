@@ -2,9 +2,8 @@ import { join } from 'node:path';
 import { parse } from 'csv-parse/sync';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runCli } from '../helpers/cli.js';
-import { syncWith, tempDir } from '../helpers/harness.js';
-import { FakeCallsService } from './support/fake-calls-service.js';
-import { settingsAt } from './support/matrix.js';
+import { tempDir } from '../helpers/harness.js';
+import { ABSURD, syncedWithInflatedCall } from './support/inflated-call.js';
 
 /**
  * probe68 F2: a call whose minutes are implausible (`flagged`) is kept out of every minutes figure
@@ -17,30 +16,18 @@ import { settingsAt } from './support/matrix.js';
  * covers the unflagged calls' minutes, as billing does, and says what it left out in its own
  * `flagged_calls` and `flagged_user_minutes`.
  */
+const SEED = 68;
 const tmp = tempDir('probe68-reconcile-flagged-');
 afterAll(() => tmp.cleanup());
-
-const ABSURD = 50_000;
 
 type Csv = Record<string, string>[];
 
 describe('reconcile counts flagged minutes apart, as billing and the report do', () => {
   it('summary rows in CSV and JSON: unflagged minutes equal the export, flagged ones in their own columns', async () => {
-    let target = '';
-    let uid = '';
-    const inflate = (w: Record<string, unknown>): Record<string, unknown> => {
-      if (w.sessionId !== target) return w;
-      const ps = (w.participants as Record<string, unknown>[]).map((p) => (p.uid === uid ? { ...p, totalDuration: ABSURD, totalAudioMinutes: w.type === 'audio' ? ABSURD : 0, totalVideoMinutes: w.type === 'video' ? ABSURD : 0 } : p));
-      return { ...w, participants: ps };
-    };
-    const service = await FakeCallsService.start({ seed: 68, calls: 40, ongoing: 0, spanHours: 2, listEntry: inflate, getAnswer: inflate });
+    const db = join(tmp.dir, 'flagged.db');
+    const { service, call, uid } = await syncedWithInflatedCall(SEED, db, (ended) => ended[0]!);
+    const target = call.sessionId;
     try {
-      const ended = service.calls.filter((c) => c.status === 'ended' && c.participants.filter((p) => p.isJoined).length >= 2);
-      const call = ended[0]!;
-      target = call.sessionId;
-      uid = call.participants.find((p) => p.isJoined)!.uid;
-      const db = join(tmp.dir, 'flagged.db');
-      expect((await syncWith(settingsAt(service.baseUrls(), db, { detailFetch: 'always' }))).results[0]!.status).toBe('ok');
 
       // Ground truth from the fake: user-minutes of the calls that started, the inflated one apart.
       const started = service.calls.filter((c) => c.startedAt !== undefined);
