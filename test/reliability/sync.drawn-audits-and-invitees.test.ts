@@ -130,13 +130,19 @@ describe('media an answer leaves unsaid (omitempty)', () => {
   it('entries without media, recordings of recent calls deleted: the settle audit finds the change, and every recent call is asked again', async () => {
     // List entries carry no media (each call was fetched once); only the audits that ask Get Call
     // again (8 a run) can see a deletion, and the answer leaves hasRecording out. A deletion the
-    // audit reads is a change of details: from the next run every call within settleDays is asked
-    // again, so all ten are gone by night 3 (sampled alone, most would remain).
+    // audit reads is a change of details: every call within settleDays is asked again, so all ten
+    // are gone from the night an audit first draws one of them on (sampled alone, most would
+    // remain). The draws are random: a night's 8 of 60 miss all ten about one time in five, so
+    // "gone by night 3" failed about one run in twenty (a clean-clone CI, session 31); ten nights
+    // of draws all missing is a chance of about 2·10⁻⁷.
     const ns = await nights('f4-settle', { seed: 638, calls: 60, spanHours: 2, listMinimal: true, recordings: { every: 2, listed: 'none' }, getAnswer: omitempty }, {
-      n: 4, between: (s, night) => { if (night === 1) s.calls.filter((x) => x.hasRecording).slice(0, 10).forEach((c) => { c.hasRecording = false; delete c.recordings; }); },
+      n: 12, between: (s, night) => { if (night === 1) s.calls.filter((x) => x.hasRecording).slice(0, 10).forEach((c) => { c.hasRecording = false; delete c.recordings; }); },
     });
-    expect(ns.map((n) => n.status)).toEqual(['ok', 'ok', 'ok', 'ok']);
-    expect({ wrong: ns[3]!.wrong, first: ns[3]!.firstWrong }).toEqual({ wrong: 0, first: undefined });
+    expect(ns.map((n) => n.status)).toEqual(ns.map(() => 'ok'));
+    // Once found, every recent call is asked again: exact from then on, every night.
+    const exactFrom = ns.findIndex((n, i) => i >= 2 && n.wrong === 0);
+    expect(exactFrom, JSON.stringify(ns.map((n) => n.wrong))).toBeGreaterThanOrEqual(2);
+    expect(ns.slice(exactFrom).map((n) => ({ wrong: n.wrong, first: n.firstWrong }))).toEqual(ns.slice(exactFrom).map(() => ({ wrong: 0, first: undefined })));
   });
   it('every recording deleted: the answers earlier runs stored show the service leaves false out, ok and exact', async () => {
     const ns = await nights('f4-all', { seed: 634, recordings: { every: 3, listed: 'all' }, getAnswer: omitempty, listEntry: omitempty }, {
