@@ -26,7 +26,7 @@ describe('probe66 media statements', () => {
       const omitempty = (w: Wire): Wire => { const o = { ...w }; if (o.hasRecording === false) delete o.hasRecording; return o; };
       // List entries state hasRecording: false; Get Call's answers leave a false one out (one endpoint omitempty).
       const ns = await nights(`mixed-${style}-${detailFetch}`, { seed: 662, recordings: { every: 3, listed: 'all' }, spanHours: 96, ...(style !== 'stated' ? { getAnswer: omitempty } : {}), ...(style === 'both-omitempty' ? { listEntry: omitempty } : {}) }, {
-        n: 5, extra: { detailFetch, settleDays: 7 },
+        n: 12, extra: { detailFetch, settleDays: 7 },
         between: (s, night) => {
           if (night !== 1) return;
           const cut = Math.floor(Date.now() / 1000) - 30 * 3600;
@@ -34,8 +34,9 @@ describe('probe66 media statements', () => {
         },
       });
       // By the last night the settle audit's random draws have found the change (a service stating
-      // false: the finding re-reads the window); ok then means exact.
-      const last = ns[4]!;
+      // false: the finding re-reads the window); ok then means exact. Twelve nights: with five, all
+      // four nights' draws missed it now and then (a clean-clone CI, session 31: 68 wrong, ok).
+      const last = ns[ns.length - 1]!;
       expect(last.status === 'ok' ? last.wrong : 0, JSON.stringify(ns.map((n) => [n.status, n.wrong, n.firstWrong, n.auditedAgain]))).toBe(0);
     });
   }
