@@ -1,6 +1,7 @@
 import { sql, type Kysely } from 'kysely';
 import { ConfigError } from '../config/errors.js';
 import { refreshCallFigures } from './call-figures-repo.js';
+import { sweepDeletedRows } from './copy-sweep.js';
 import { destinationOf } from './destinations/index.js';
 import { getSetting, saveSetting } from './settings-repo.js';
 import type { Database } from './schema.js';
@@ -169,9 +170,9 @@ async function appsIn(db: Kysely<Database>): Promise<Set<string>> {
  * call's participant rows from both sides added up (probe round 16 c, F2: a target synced on its
  * own got 3 participant rows for a call of 2, exit 0). A target holding only other apps is fine.
  */
-async function assertTargetTakes(from: Kysely<Database>, to: Kysely<Database>, source: string, history: string | null): Promise<void> {
+async function assertTargetTakes(from: Kysely<Database>, to: Kysely<Database>, source: string, history: string | null): Promise<boolean> {
   const mark = readMark(await getSetting(to, MARK_PREFIX + source));
-  if (mark && mark.history === history) return;
+  if (mark && mark.history === history) return true;
   const theirs = await appsIn(to);
   const shared = [...(await appsIn(from))].filter((a) => theirs.has(a)).sort();
   if (shared.length) {
@@ -179,6 +180,7 @@ async function assertTargetTakes(from: Kysely<Database>, to: Kysely<Database>, s
       `copy: the target already holds app ${shared.slice(0, 5).join(', ')}${shared.length > 5 ? ', …' : ''}, synced there or copied from another file, not from ${source}; copying would mix the two histories of the same app. Copy into an empty database (or one holding only other apps)`,
     );
   }
+  return false;
 }
 
 /** `(v, v, …), (…)`: the VALUES of `rows`, in `columns` order. */
@@ -211,12 +213,16 @@ export async function copyDatabase(from: Kysely<Database>, to: Kysely<Database>,
   // stack trace, rows half-written (probe round 17 a, 7).
   return from.transaction().execute(async (src) => {
     const history = await sourceHistory(src);
-    await assertTargetTakes(src, to, opts.source, history);
+    /** This source was copied here before (the copy is run again): the target may hold rows the file has deleted since. */
+    const again = await assertTargetTakes(src, to, opts.source, history);
+    const apps = again ? [...(await appsIn(src))].sort() : [];
     // Marked before the first row: a copy that stops half-way can be run again, and no sync builds on it meanwhile.
     await writeMark(to, opts.source, { state: 'copying', history });
     const results: CopyResult[] = [];
     for (const t of COPIED_TABLES) {
       await copyTable(src, to, t);
+      // Before the counts below, and before the mark says done: a sweep that stops half-way leaves the copy to be run again.
+      if (again) await sweepDeletedRows(src, to, t.name, apps);
       // The target numbered the rows itself; a sequence moved past any id it holds costs nothing.
       if (t.serial) await target.restartSerial(to, t.name, t.serial);
       const count = async (db: Kysely<Database>): Promise<number> => Number((await sql<{ n: number }>`select count(*) as n from ${sql.table(t.name)}`.execute(db)).rows[0]?.n ?? 0);
