@@ -188,14 +188,28 @@ function valuesOf(rows: readonly Record<string, unknown>[], columns: readonly st
   return sql.join(rows.map((r) => sql`(${sql.join(columns.map((c) => sql`${r[c]}`))})`));
 }
 
-/** Rows of a batch the target does not hold yet, by the table's natural key (see COPIED_TABLES). */
-async function notYetCopied(to: Kysely<Database>, table: string, natural: readonly string[], rows: readonly Record<string, unknown>[]): Promise<Record<string, unknown>[]> {
-  const tuple = (r: Record<string, unknown>): string => JSON.stringify(natural.map((c) => (r[c] === null || r[c] === undefined ? null : String(r[c]))));
+/**
+ * Rows of a batch the target does not hold yet (`fresh`), by the table's natural key (see
+ * COPIED_TABLES), and rows it holds whose other columns differ from the file's (`changed`, with the
+ * target's id). Rows held were copied once and never again: a rejected entry the file marked
+ * `unlisted_at` after the first copy kept counting as a call the service holds in the target's
+ * incremental proof, and a run copied while it was running stayed `running` there (probe71).
+ */
+async function splitByNatural(to: Kysely<Database>, table: string, natural: readonly string[], serial: string, rows: readonly Record<string, unknown>[]): Promise<{ fresh: Record<string, unknown>[]; changed: { id: unknown; row: Record<string, unknown> }[] }> {
+  const text = (v: unknown): string | null => (v === null || v === undefined ? null : String(v));
+  const tuple = (r: Record<string, unknown>): string => JSON.stringify(natural.map((c) => text(r[c])));
   const first = natural[0]!;
-  const held = await sql<Record<string, unknown>>`select ${sql.join(natural.map((c) => sql.ref(c)))} from ${sql.table(table)}
+  const held = await sql<Record<string, unknown>>`select * from ${sql.table(table)}
     where ${sql.ref(first)} in (${sql.join([...new Set(rows.map((r) => r[first]))].map((v) => sql`${v}`))})`.execute(to);
-  const there = new Set(held.rows.map(tuple));
-  return rows.filter((r) => !there.has(tuple(r)));
+  const there = new Map(held.rows.map((r) => [tuple(r), r]));
+  const fresh: Record<string, unknown>[] = [];
+  const changed: { id: unknown; row: Record<string, unknown> }[] = [];
+  for (const r of rows) {
+    const t = there.get(tuple(r));
+    if (!t) fresh.push(r);
+    else if (Object.keys(r).some((c) => c !== serial && text(r[c]) !== text(t[c]))) changed.push({ id: t[serial], row: r });
+  }
+  return { fresh, changed };
 }
 
 /**
@@ -250,14 +264,22 @@ async function copyTable(from: Kysely<Database>, to: Kysely<Database>, t: (typeo
       await to.transaction().execute((trx) => upsertByCallKey(trx, t.name, t.key, batch));
       continue;
     }
-    let rows: Record<string, unknown>[] = batch.map(({ __rowid: _r, ...rest }) => rest);
+    const rows: Record<string, unknown>[] = batch.map(({ __rowid: _r, ...rest }) => rest);
     if (t.omit) for (const r of rows) delete r[t.omit];
     if (t.natural) {
-      rows = await notYetCopied(to, t.name, t.natural, rows);
-      for (const r of rows) delete r[t.serial ?? 'id'];
-      if (rows.length === 0) continue;
-      const cols = Object.keys(rows[0]!);
-      await sql`insert into ${sql.table(t.name)} (${sql.join(cols.map((c) => sql.ref(c)))}) values ${valuesOf(rows, cols)}`.execute(to);
+      const serial = t.serial ?? 'id';
+      const { fresh, changed } = await splitByNatural(to, t.name, t.natural, serial, rows);
+      for (const r of fresh) delete r[serial];
+      await to.transaction().execute(async (trx) => {
+        // Few as a rule (what the file updated since the last copy): one statement each, by the target's id.
+        for (const c of changed) {
+          const cols = Object.keys(c.row).filter((k) => k !== serial);
+          await sql`update ${sql.table(t.name)} set ${sql.join(cols.map((k) => sql`${sql.ref(k)} = ${c.row[k]}`))} where ${sql.ref(serial)} = ${c.id}`.execute(trx);
+        }
+        if (fresh.length === 0) return;
+        const cols = Object.keys(fresh[0]!);
+        await sql`insert into ${sql.table(t.name)} (${sql.join(cols.map((k) => sql.ref(k)))}) values ${valuesOf(fresh, cols)}`.execute(trx);
+      });
       continue;
     }
     const columns = Object.keys(rows[0]!);

@@ -63,4 +63,35 @@ describe.runIf(postgres)('probe71: copy run again after the file changed', () =>
       await service.close();
     }
   });
+
+  /**
+   * Rows copied by their natural key (rejected records, sync runs) were copied once and never again:
+   * a rejected list entry the service stopped listing gets `unlisted_at` in the file after a full
+   * listing, and no longer counts as a call the service holds in the incremental proof; copied
+   * again, PostgreSQL kept it counted (unlisted_at null), one phantom call in the proof's count,
+   * which balances a call the database lacks (probe71).
+   */
+  it('a row the file updated since the first copy (a rejected entry no longer listed) is updated in the target', async () => {
+    const service = await FakeCallsService.start({ calls: 40, ongoing: 0, seed: 7102, spanHours: 20, malformedAfterNewest: true });
+    try {
+      const file = join(tmp.dir, 'source-rejected.db');
+      const settings = settingsAt(service.baseUrls('app1'), file, { detailFetch: 'always', pageSize: 50, concurrency: 4 });
+      expect((await syncWith(settings)).results[0]!.status).toBe('partial');
+      const url = await dbs.fresh('copy-again-rejected');
+      expect((await runCli(['copy', '--from', file, '--to', url])).code).toBe(0);
+      service.opts.malformedAfterNewest = false;
+      const next = (await syncWith(settings, { full: true })).results[0]!;
+      expect(next.status, next.error).toBe('ok');
+      const again = await runCli(['copy', '--from', file, '--to', url]);
+      expect(again.code, again.stderr).toBe(0);
+      const rejected = (db: string) => withStore(db, async ({ db: k }) => (await k.selectFrom('rejected_records').select(['endpoint', 'record_key', 'fingerprint', 'unlisted_at']).execute()).map((r) => `${r.endpoint}/${r.record_key}/${r.fingerprint}/${r.unlisted_at === null ? 'listed' : 'unlisted'}`).sort());
+      const inFile = await rejected(file);
+      expect(inFile.some((r) => r.endsWith('/unlisted'))).toBe(true);
+      expect(await rejected(url)).toEqual(inFile);
+      const runs = (db: string) => withStore(db, async ({ db: k }) => (await k.selectFrom('sync_runs').select(['run_id', 'status']).execute()).map((r) => `${r.run_id}/${r.status}`).sort());
+      expect(await runs(url)).toEqual(await runs(file));
+    } finally {
+      await service.close();
+    }
+  });
 });
