@@ -178,6 +178,17 @@ export class AppHttpClient {
     }
   }
 
+  /**
+   * The code and message of an error body, the key masked in both. The body's text was masked
+   * before, but a key written with JSON escapes (`\u0074…`) is plain only once parsed, and these
+   * two reach the retry line (`reason`, logged as a warning) and the error, word for word.
+   */
+  #errorBody(text: string): { code?: string; message?: string } {
+    const { code, message } = readErrorBody(text);
+    const keys = [this.opts.apiKey];
+    return { ...(code !== undefined ? { code: redact(code, keys) } : {}), ...(message !== undefined ? { message: redact(message, keys) } : {}) };
+  }
+
   /** The app this client talks for (the one `label` names). */
   get appId(): string {
     return this.opts.appId;
@@ -312,7 +323,7 @@ export class AppHttpClient {
       // A 200 whose body is an error (no "data", an error code) is that error: classified by its
       // code like any other, so a rate limit is retried and a not-found is a not-found.
       if (body !== null && typeof body === 'object' && !Array.isArray(body) && !('data' in body)) {
-        const { code, message } = readErrorBody(text);
+        const { code, message } = this.#errorBody(text);
         if (code) {
           const kind = classify(undefined, code) === 'transient' ? 'client' : classify(undefined, code);
           if (kind === 'rate_limited') this.counters.rateLimited++;
@@ -325,7 +336,7 @@ export class AppHttpClient {
     if (status >= 300 && status < 400) {
       return { kind: 'client', status, detail: `HTTP ${status} redirect not followed (the API key is only sent to the configured host); check callsBaseUrl/chatBaseUrl` };
     }
-    const { code, message } = readErrorBody(text);
+    const { code, message } = this.#errorBody(text);
     const errKind = classify(status, code);
     let waitMs: number | undefined;
     if (errKind === 'rate_limited') {
