@@ -145,6 +145,8 @@ export class ListingEnd {
   /** The size of the page read last, and the smallest of those another page followed. */
   #lastCount: number | undefined;
   #smallestFollowed = Number.POSITIVE_INFINITY;
+  /** The first page (1-based) that came empty, asked twice, while the page after it held entries. */
+  #gapAt: number | undefined;
   /** The first page (1-based) that began with the previous page's last entry. */
   #overlapAt: number | undefined;
   #lastTotal: number | undefined;
@@ -315,6 +317,14 @@ export class ListingEnd {
     return this.#previousShort && this.#minTotal !== undefined && this.#figuresAgree(this.#pagesReached, distinct) && !this.#understated(distinct);
   }
 
+  /**
+   * The empty page at `index`, asked twice, was followed by a page with entries: the listing goes on
+   * past it, and whatever that page holds was never read (see unproved).
+   */
+  emptyFollowed(index: number): void {
+    this.#gapAt ??= index + 1;
+  }
+
   /** Decides after an empty page at `index` (a recheck is the caller's: ask again, then look one further). */
   afterEmpty(index: number, meta: PageMeta): EndDecision {
     // A zero once entries have been seen is no count, as beside entries (pageMeta): the empty page
@@ -356,6 +366,10 @@ export class ListingEnd {
     // Offsets one short repeat the last entry of a page at the start of the next and never show
     // the one that belongs there, the same on every read (a hostile fake: 119 of 120 calls, ok).
     if (this.#overlapAt !== undefined) return `${this.what} page ${this.#overlapAt} began with the entry the page before it ended with and reports ${noTotal} (pages that overlap skip an entry)`;
+    // An empty page that more pages followed is a page that failed to come (a proxy's 404 twice in
+    // a row, read as an empty page): its calls were never listed, and without a total nothing
+    // counts them (a hostile fake: 25 of 137 calls missing, ok). With a total the count shows it.
+    if (this.#gapAt !== undefined) return `${this.what} page ${this.#gapAt} came empty twice between pages with ${this.noun} and reports ${noTotal} (what that page holds was never listed)`;
     const reported = this.#lastTotalPages;
     if (reported === undefined || this.#pagesReached >= reported) return undefined;
     return `${this.what} reported ${reported} pages and ${noTotal}, but its pages ended after ${this.#pagesReached}`;

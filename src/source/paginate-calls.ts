@@ -174,7 +174,6 @@ export class CallListing {
     return res;
   }
 
-
   /** The first page and how pages are numbered (see firstPages). */
   async #firstPages(): Promise<FirstPages<ListCallsPage>> {
     const first = await firstPages((page) => this.#list(page), 'sessionId');
@@ -281,6 +280,7 @@ export class CallListing {
           const e = ended('an empty page, asked twice, and the page after it empty too');
           return 'end' in e ? e : yield* e;
         }
+        end.emptyFollowed(index);
         prefetched.set(requested + 1, peek);
         index++;
         requested++;

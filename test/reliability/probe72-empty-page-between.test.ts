@@ -1,0 +1,50 @@
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { expectExactOrLoud, expectLoudNamesProblem } from '../helpers/exact-or-loud.js';
+import { syncWith, tempDir } from '../helpers/harness.js';
+import { FakeCallsService } from './support/fake-calls-service.js';
+import { settingsAt } from './support/matrix.js';
+import { callsVsTruth } from './support/stored-vs-truth.js';
+import { relay, startProxy, type Reply } from './support/servers.js';
+
+/**
+ * probe72 F2: a List Calls page from the third on that fails to come twice in a row (a proxy's 404
+ * during a deploy, or Django REST framework's "Invalid page." from a replica behind) reads as an
+ * empty page; asked again and empty again, the page after it is looked at, and when that one holds
+ * calls the listing went on from there. The empty page's calls were never listed, and a listing
+ * without a total had nothing to count them by: 25 of 137 calls missing, status ok.
+ */
+const NGINX: Reply = { status: 404, headers: { 'content-type': 'text/html' }, body: '<html><head><title>404 Not Found</title></head><body><center><h1>404 Not Found</h1></center><hr><center>nginx</center></body></html>' };
+const DRF: Reply = { status: 404, body: '{"detail":"Invalid page."}' };
+const tmp = tempDir('callsync-probe72-gap-');
+afterAll(() => tmp.cleanup());
+
+describe('probe72: a page refused twice between pages with calls, in a listing without a total', () => {
+  for (const [name, refusal] of [['a proxy\'s HTML 404', NGINX], ['"Invalid page." (404)', DRF]] as const) {
+    for (const page of [3, 4]) {
+      it(`${name} for page ${page}, twice: the run is exact and ok, or says it is not`, async () => {
+        // 137 calls, 25 a page: six pages, total_pages stated, no total.
+        const service = await FakeCallsService.start({ calls: 137, ongoing: 0, seed: 7202, total: 'absent' });
+        let refused = 0;
+        const proxy = await startProxy(service.url, async (req, pass) => {
+          const u = new URL(req.url, 'http://fake');
+          if (/\/v3\/calls$/.test(u.pathname) && Number(u.searchParams.get('page')) === page && refused < 2) {
+            refused++;
+            return refusal;
+          }
+          return relay(await pass());
+        });
+        try {
+          const db = join(tmp.dir, `${name.replace(/\W+/g, '-')}-${page}.db`);
+          const r = (await syncWith(settingsAt({ callsBaseUrl: `${proxy.url}/app1.call-us/v3`, chatBaseUrl: `${proxy.url}/app1.api-us/v3` }, db, { pageSize: 25, maxAttempts: 3 }))).results[0]!;
+          expect(refused).toBe(2);
+          expectExactOrLoud(r, await callsVsTruth(service, db), name);
+          expectLoudNamesProblem(r, name);
+        } finally {
+          await proxy.close();
+          await service.close();
+        }
+      });
+    }
+  }
+});
