@@ -321,15 +321,22 @@ export class AppHttpClient {
         return { kind: 'transient', status, detail: `HTTP ${status} with a body that is not JSON (${text.length} bytes)` };
       }
       // A 200 whose body is an error (no "data", an error code) is that error: classified by its
-      // code like any other, so a rate limit is retried and a not-found is a not-found.
-      if (body !== null && typeof body === 'object' && !Array.isArray(body) && !('data' in body)) {
-        const { code, message } = this.#errorBody(text);
+      // code like any other, so a rate limit is retried and a not-found is a not-found. So is one
+      // that states an error beside its `data` (`{"data":[],"error":{…}}`, a gateway's or a
+      // GraphQL-style partial answer): the data may not be the whole answer (asked again, retried),
+      // and an empty list page taken from it on every request ended ok with no call stored.
+      if (body !== null && typeof body === 'object' && !Array.isArray(body)) {
+        const beside = 'data' in body && statesError((body as Record<string, unknown>).error);
+        const { code, message } = 'data' in body && !beside ? {} : this.#errorBody(text);
         if (code) {
-          const kind = classify(undefined, code) === 'transient' ? 'client' : classify(undefined, code);
+          // An unknown code: not retried in a body that is only an error; beside data, a partial
+          // answer that asking again may give whole.
+          const kind = classify(undefined, code) === 'transient' && !beside ? 'client' : classify(undefined, code);
           if (kind === 'rate_limited') this.counters.rateLimited++;
           const waitMs = kind === 'rate_limited' ? parseRetryAfter(header(res.headers, 'retry-after'), clock.now()) : undefined;
           return { kind, status, code, ...(waitMs !== undefined ? { waitMs } : {}), detail: `HTTP ${status} with an error body ${code}${message ? ` (${message})` : ''}` };
         }
+        if (beside) return { kind: 'transient', status, detail: `HTTP ${status} with an error beside its data${message ? ` (${message})` : ''}; the answer was not used` };
       }
       return { body };
     }
@@ -353,6 +360,17 @@ export class AppHttpClient {
       detail: `HTTP ${status}${code ? ` ${code}` : ''}${message ? ` (${message})` : ''}`,
     };
   }
+}
+
+/**
+ * Whether a body's `error` field states an error: an object with a code or a message, or a text.
+ * `null`, `false`, `{}` and `""` beside the data are a success envelope's empty slot.
+ */
+function statesError(error: unknown): boolean {
+  if (typeof error === 'string') return error.trim() !== '';
+  if (error === null || typeof error !== 'object' || Array.isArray(error)) return false;
+  const e = error as Record<string, unknown>;
+  return (typeof e.code === 'string' && e.code !== '') || (typeof e.message === 'string' && e.message !== '');
 }
 
 const ADVICE: Partial<Record<ApiErrorKind, string>> = {
