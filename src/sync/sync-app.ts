@@ -313,6 +313,10 @@ export async function syncApp(deps: SyncDeps, settings: Settings, app: AppSettin
     if (!backfill) for (const g of await failedGroups(db, app.appId, app.region)) groupsCalled.add(g);
     const groups = await syncGroupMembers({ db, nowSeconds: () => unixSeconds(clock), runId: opts.runId, region: app.region, maxMembers: settings.maxMembersPerGroup }, new ChatApi(client, app.chatBaseUrl), app.appId, [...groupsCalled].sort());
     if (groups.pageSizeRefused) log.warn({ refused: groups.pageSizeRefused.refusal }, groups.pageSizeRefused.line);
+    // A signal while members were listed fails each group left (`not sent: stopping`): that is the
+    // signal, not the groups, and a run stopped by it is interrupted (exit 5), not a partial run
+    // that counted as the app's last success (the failed groups are retried on the next run).
+    if (opts.signal?.aborted) throw stopped();
     r.groupsSynced = groups.groups;
     r.membersSynced = groups.members;
     r.groupsNotFound = groups.notFound;
