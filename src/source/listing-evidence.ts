@@ -325,6 +325,11 @@ export class ListingEnd {
     this.#gapAt ??= index + 1;
   }
 
+  /** The page emptyFollowed saw, in words; undefined when none came empty between pages with entries. */
+  gapLine(): string | undefined {
+    return this.#gapAt === undefined ? undefined : `${this.what} page ${this.#gapAt} came empty twice between pages with ${this.noun} (what that page holds was never listed)`;
+  }
+
   /** Decides after an empty page at `index` (a recheck is the caller's: ask again, then look one further). */
   afterEmpty(index: number, meta: PageMeta): EndDecision {
     // A zero once entries have been seen is no count, as beside entries (pageMeta): the empty page
@@ -369,7 +374,7 @@ export class ListingEnd {
     // An empty page that more pages followed is a page that failed to come (a proxy's 404 twice in
     // a row, read as an empty page): its calls were never listed, and without a total nothing
     // counts them (a hostile fake: 25 of 137 calls missing, ok). With a total the count shows it.
-    if (this.#gapAt !== undefined) return `${this.what} page ${this.#gapAt} came empty twice between pages with ${this.noun} and reports ${noTotal} (what that page holds was never listed)`;
+    if (this.#gapAt !== undefined) return `${this.gapLine()} and reports ${noTotal}`;
     const reported = this.#lastTotalPages;
     if (reported === undefined || this.#pagesReached >= reported) return undefined;
     return `${this.what} reported ${reported} pages and ${noTotal}, but its pages ended after ${this.#pagesReached}`;

@@ -71,5 +71,7 @@ export function listingVerdict(v: VerdictInput): string | undefined {
   // Calls of one time split across pages are held pass by pass in a window, and in a whole listing
   // with no total to count them by: two passes of ties ordered anew on each request both skipped
   // the same call, ok with 1 of 86 missing (session 29's probe).
-  return problem ?? ((!whole || proof.total === undefined) && sorted ? v.ties.unproved(sorted.key) : undefined);
+  // A window has no count of its own to show a page it stepped over: the calls on it were missing
+  // from an incremental run that ended ok (no total; with one, the window's proof saw them).
+  return problem ?? (!whole ? pass.end.gapLine() : undefined) ?? ((!whole || proof.total === undefined) && sorted ? v.ties.unproved(sorted.key) : undefined);
 }

@@ -48,3 +48,38 @@ describe('probe72: a page refused twice between pages with calls, in a listing w
     }
   }
 });
+
+/**
+ * The same page stepped over in an incremental run's window: a window has no count of its own, so
+ * without a total the 25 new calls that page held were missing from a run that ended ok.
+ */
+describe('probe72: a page refused twice inside an incremental run\'s window, no total', () => {
+  it('the window is not taken as proved: the run is exact and ok, or says it is not', async () => {
+    const service = await FakeCallsService.start({ calls: 137, ongoing: 0, seed: 7205, total: 'absent', spanHours: 2000 });
+    let armed = false;
+    let refused = 0;
+    const proxy = await startProxy(service.url, async (req, pass) => {
+      const u = new URL(req.url, 'http://fake');
+      if (armed && /\/v3\/calls$/.test(u.pathname) && Number(u.searchParams.get('page')) === 2 && refused < 2) {
+        refused++;
+        return DRF;
+      }
+      return relay(await pass());
+    });
+    try {
+      const db = join(tmp.dir, 'window.db');
+      const settings = settingsAt({ callsBaseUrl: `${proxy.url}/app1.call-us/v3`, chatBaseUrl: `${proxy.url}/app1.api-us/v3` }, db, { pageSize: 25, maxAttempts: 3, lookbackHours: 1 });
+      expect((await syncWith(settings)).results[0]!.status).toBe('ok');
+      // 80 new calls: the next run's window spans four pages, the second of which is refused twice.
+      for (let i = 0; i < 80; i++) service.addCall({ at: Math.floor(Date.now() / 1000) - 100 - i * 10, status: 'ended' });
+      armed = true;
+      const r = (await syncWith(settings)).results[0]!;
+      expect(refused).toBe(2);
+      expectExactOrLoud(r, await callsVsTruth(service, db), 'incremental');
+      expectLoudNamesProblem(r, 'incremental');
+    } finally {
+      await proxy.close();
+      await service.close();
+    }
+  });
+});
