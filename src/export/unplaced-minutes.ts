@@ -8,9 +8,11 @@ import type { Period } from './period.js';
  * The calls no period's figures include, as SQL conditions on `calls`: each note counts its calls with
  * them and prints them in the query a reader runs to list those calls, so the two cannot drift apart
  * (they were written twice, a Kysely chain and a text, until session 26). Calls marked not found are
- * left out: the service no longer has them.
+ * in: a call the service deleted keeps its row and is billed like any other (docs/schema.md,
+ * `not_found_at`), so one with a start time counts in its period's figures; left out here, one
+ * without vanished from every export and report with nothing said (probe73).
  */
-const UNPLACED = 'started_at is null and not_found_at is null and participant_total_minutes > 0';
+const UNPLACED = 'started_at is null and participant_total_minutes > 0';
 /** The same calls initiated (else ended) within `period`; its bounds are integers, inlined so the printed query runs as it is. */
 function inPeriod(period: Period): string {
   if (!Number.isSafeInteger(period.start) || !Number.isSafeInteger(period.end)) throw new InternalError(`unplaced minutes: period bounds ${period.start}, ${period.end} are not whole seconds`);
@@ -36,7 +38,7 @@ export const TIMELESS_QUERY = `select app_id, session_id, participant_total_minu
 export async function unplacedMinutesNotes(db: Kysely<Database>, period: Period, appIds: readonly string[] = []): Promise<string[]> {
   const notes = (await minutesByApp(db, appIds, inPeriod(period))).map(
     (r) =>
-      `app ${r.app_id} (${r.region}): ${r.calls} call(s) initiated in ${period.label} hold ${roundMinutes(r.minutes)} user-minutes but no start time, so no period's figures include them; list them with callsync query "${unplacedQuery(period)}"`,
+      `app ${r.app_id} (${r.region}): ${r.calls} call(s) initiated in ${period.label} hold ${roundMinutes(r.minutes)} user-minutes but no start time${gone(r.notFound)}, so no period's figures include them; list them with callsync query "${unplacedQuery(period)}"`,
   );
   // Calls with participant minutes and no time at all (no start, initiation or end): no period can
   // claim them, so every export and report says they exist. Left to the note above, which places a
@@ -46,20 +48,31 @@ export async function unplacedMinutesNotes(db: Kysely<Database>, period: Period,
     ...notes,
     ...timeless.map(
       (r) =>
-        `app ${r.app_id} (${r.region}): ${r.calls} call(s) hold ${roundMinutes(r.minutes)} user-minutes but no time at all (no start, initiation or end), so no period's figures include them; list them with callsync query "${TIMELESS_QUERY}"`,
+        `app ${r.app_id} (${r.region}): ${r.calls} call(s) hold ${roundMinutes(r.minutes)} user-minutes but no time at all (no start, initiation or end)${gone(r.notFound)}, so no period's figures include them; list them with callsync query "${TIMELESS_QUERY}"`,
     ),
   ];
 }
 
-/** Per app and region, the calls `where` (one of the conditions above) selects: how many, and their participant minutes. */
-async function minutesByApp(db: Kysely<Database>, appIds: readonly string[], where: string): Promise<{ app_id: string; region: string; calls: number; minutes: number }[]> {
+/** How many of a note's calls are marked not found, said beside its count (the reader finds them by not_found_at). */
+function gone(notFound: number): string {
+  return notFound > 0 ? ` (${notFound} of them marked not found: the service no longer has them; their rows are kept and billed like any call's)` : '';
+}
+
+/** Per app and region, the calls `where` (one of the conditions above) selects: how many, how many of them not found, and their participant minutes. */
+async function minutesByApp(db: Kysely<Database>, appIds: readonly string[], where: string): Promise<{ app_id: string; region: string; calls: number; notFound: number; minutes: number }[]> {
   let q = db
     .selectFrom('calls')
-    .select((eb) => ['app_id', 'region', eb.fn.countAll<number | string>().as('calls'), eb.fn.sum<number | string>('participant_total_minutes').as('minutes')])
+    .select((eb) => [
+      'app_id',
+      'region',
+      eb.fn.countAll<number | string>().as('calls'),
+      eb.fn.count<number | string>('not_found_at').as('not_found'),
+      eb.fn.sum<number | string>('participant_total_minutes').as('minutes'),
+    ])
     .where(sql<SqlBool>`${sql.raw(where)}`)
     .groupBy(['app_id', 'region'])
     .orderBy('app_id')
     .orderBy('region');
   if (appIds.length) q = q.where('app_id', 'in', [...appIds]);
-  return (await q.execute()).map((r) => ({ app_id: r.app_id, region: r.region, calls: Number(r.calls), minutes: Number(r.minutes) }));
+  return (await q.execute()).map((r) => ({ app_id: r.app_id, region: r.region, calls: Number(r.calls), notFound: Number(r.not_found), minutes: Number(r.minutes) }));
 }
