@@ -20,6 +20,7 @@ import * as callTotalFromParts from './20261130T010000_call_total_from_parts.js'
 import * as groupFailedRegion from './20261130T020000_group_failed_region.js';
 import * as entryBeyondWallClock from './20261130T030000_entry_beyond_wall_clock.js';
 import * as receiverTypeForm from './20261130T040000_receiver_type_form.js';
+import * as unmeasuredMinutes from './20261130T050000_unmeasured_minutes.js';
 
 /** A migration module: `up` may take the destination's SQL fragments as its second argument. */
 interface MigrationModule {
@@ -51,6 +52,7 @@ const MODULES: Record<string, MigrationModule> = {
   '20261130T020000_group_failed_region': groupFailedRegion,
   '20261130T030000_entry_beyond_wall_clock': entryBeyondWallClock,
   '20261130T040000_receiver_type_form': receiverTypeForm,
+  '20261130T050000_unmeasured_minutes': unmeasuredMinutes,
 };
 
 /**

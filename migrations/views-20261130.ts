@@ -7,10 +7,25 @@ import type { DialectSql } from './dialect.js';
  * also holds when one participant entry states more than the call's wall clock × 1.5 + 10 minutes:
  * what one entry can reach, as the sums are held to what all entries together can reach.
  *
- * Frozen in time like the migrations: must not import from src/.
+ * With `unmeasured` (migration 20261130T050000_unmeasured_minutes), a final call whose wall clock
+ * cannot be measured (no end or no start, or an end before its start) is held to the span its
+ * participants' own times show (first join to last leave; none: 0, so the 10 minutes of slack are
+ * all it may state): the check skipped such calls, and 1,000 minutes on a call without an end were
+ * billed while the same on a two-minute call were flagged (probe73).
+ *
+ * Frozen in time like the migrations: must not import from src/. A new behaviour comes in as a
+ * parameter whose default keeps what the earlier migrations made.
  */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
-export async function createReconciliation20261130(db: Kysely<any>, d: DialectSql, perEntry = true): Promise<void> {
+export async function createReconciliation20261130(db: Kysely<any>, d: DialectSql, perEntry = true, unmeasured = false): Promise<void> {
+  // The clock minutes are held to: the wall clock; else, for a final call, its participants' span
+  // (calls.participant_span_minutes, stored with the call: the view reads calls alone); a live
+  // call's minutes still move.
+  const span = unmeasured ? ', c.participant_span_minutes' : '';
+  const clock = unmeasured
+    ? `(case when wall_clock_minutes >= 0 then wall_clock_minutes
+             when is_final = 1 then case when participant_span_minutes > 0 then participant_span_minutes else 0 end end)`
+    : 'wall_clock_minutes';
   await sql
     .raw(
       `create view call_reconciliation as
@@ -25,7 +40,7 @@ b as (
          c.participant_rows, c.joined_devices, c.joined_users, c.total_participants, c.participant_outside_rows, c.recording_minutes,
          c.has_recording, c.recording_rows, c.participant_missing_uid_rows, c.participant_negative_rows, c.participant_max_minutes,
          c.detail_error, c.stale_at, c.started_day, c.started_month,
-         (c.ended_at - c.started_at) / 60.0 as wall_clock_minutes,
+         (c.ended_at - c.started_at) / 60.0 as wall_clock_minutes${span},
          coalesce(c.total_audio_minutes, 0) as ca, coalesce(c.total_video_minutes, 0) as cv,
          -- Participant entries the call had: those stored, else (a call stored from its list entry
          -- alone, e.g. not found) the count the service states; at least 1.
@@ -55,10 +70,10 @@ f as (
     -- can reach is flagged. A negative wall clock is no measure (negative_duration says so).
     -- Each entry on its own, too: entries that never joined (0 minutes) lent their room to one
     -- entry in the sums, and one stated with more than the whole call can hold was billed (probe68 F7).
-    case when wall_clock_minutes >= 0
-              and (participant_total_minutes > wall_clock_minutes * entries * 1.5 + 10
-                   or coalesce(total_duration_minutes, 0) > wall_clock_minutes * entries * 1.5 + 10
-                   ${perEntry ? 'or coalesce(participant_max_minutes, 0) > wall_clock_minutes * 1.5 + 10' : ''}) then 1 else 0 end as beyond_wall_clock,
+    case when ${clock} >= 0
+              and (participant_total_minutes > ${clock} * entries * 1.5 + 10
+                   or coalesce(total_duration_minutes, 0) > ${clock} * entries * 1.5 + 10
+                   ${perEntry ? `or coalesce(participant_max_minutes, 0) > ${clock} * 1.5 + 10` : ''}) then 1 else 0 end as beyond_wall_clock,
     -- The call-level total counts user-minutes (a 30-person hour is 1800), so it is judged per entry.
     case when wall_clock_minutes > 1440 or coalesce(participant_max_minutes, 0) > 1440
               or coalesce(total_duration_minutes, 0) > 1440 * entries then 1 else 0 end as over_24h

@@ -20,7 +20,7 @@ const CALL_COLUMNS = [
   'participant_total_minutes', 'participant_outside_rows', 'recording_minutes',
   'detail_error', 'has_transcription', 'metadata_json', 'tags_json', 'stale_at',
   'participant_missing_uid_rows', 'participant_negative_rows', 'participant_max_minutes', 'recording_rows',
-  'started_day', 'started_month',
+  'started_day', 'started_month', 'participant_span_minutes',
 ] as const satisfies readonly (keyof NewCallRow)[];
 
 const PAYLOAD_COLUMNS = ['call_id', 'raw_json'] as const satisfies readonly (keyof CallPayloadRowsTable)[];

@@ -64,6 +64,12 @@ export interface CallsTable {
   participant_negative_rows: number;
   participant_max_minutes: number | null;
   recording_rows: number;
+  /**
+   * Migration 20261130T050000 (probe73): minutes from the first join to the last leave over the
+   * call's participant rows; NULL when none has a join time or none a leave time. What a final call
+   * whose own wall clock cannot be measured is held to (minutes_beyond_wall_clock).
+   */
+  participant_span_minutes: number | null;
   // Migration 20261123T040000_period_columns (issue 16): the UTC day and month of started_at, stored
   // so that period filters on the reporting views are served by an index. NULL when started_at is.
   /** 'YYYY-MM-DD' (UTC) of started_at. */

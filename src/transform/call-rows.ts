@@ -248,6 +248,7 @@ export function apiCallToRows(call: ApiCall, raw: unknown, ctx: CallRowContext):
       participant_missing_uid_rows: agg.participant_missing_uid_rows,
       participant_negative_rows: agg.participant_negative_rows,
       participant_max_minutes: agg.participant_max_minutes,
+      participant_span_minutes: agg.participant_span_minutes,
       recording_minutes: recordings.reduce((sum, r) => sum + (r.duration_minutes ?? 0), 0),
       recording_rows: recordings.length,
       app_id: ctx.appId,
@@ -302,6 +303,7 @@ export function participantAggregates(
   NewCallRow,
   | 'participant_rows' | 'joined_devices' | 'joined_users' | 'participant_audio_minutes' | 'participant_video_minutes' | 'participant_total_minutes'
   | 'participant_outside_rows' | 'participant_missing_uid_rows' | 'participant_negative_rows' | 'participant_max_minutes'
+  | 'participant_span_minutes'
 > {
   let missingUid = 0;
   let negative = 0;
@@ -311,6 +313,10 @@ export function participantAggregates(
   let total = 0;
   let joined = 0;
   let outside = 0;
+  // The span the entries' own times show: a bound for a final call whose wall clock is unknown or
+  // negative (no end, or an end before its start), which the view otherwise could not check.
+  let firstJoin: number | null = null;
+  let lastLeave: number | null = null;
   const users = new Set<string>();
   for (const p of rows) {
     audio += p.total_audio_minutes ?? 0;
@@ -319,6 +325,8 @@ export function participantAggregates(
     if (p.uid === '') missingUid++;
     if ((p.total_audio_minutes ?? 0) < 0 || (p.total_video_minutes ?? 0) < 0 || (p.total_duration_minutes ?? 0) < 0) negative++;
     if (p.total_duration_minutes != null && (max === null || p.total_duration_minutes > max)) max = p.total_duration_minutes;
+    if (p.joined_at != null && (firstJoin === null || p.joined_at < firstJoin)) firstJoin = p.joined_at;
+    if (p.left_at != null && (lastLeave === null || p.left_at > lastLeave)) lastLeave = p.left_at;
     if (p.is_joined === 1) {
       joined++;
       users.add(p.uid);
@@ -340,6 +348,7 @@ export function participantAggregates(
     participant_missing_uid_rows: missingUid,
     participant_negative_rows: negative,
     participant_max_minutes: max,
+    participant_span_minutes: firstJoin === null || lastLeave === null ? null : (lastLeave - firstJoin) / 60,
   };
 }
 

@@ -58,7 +58,8 @@ describe('probe70: group calls whose receiverType is in another case reach the r
         // finds nothing changed in it.
         await withStore(db, async ({ db: k }) => {
           await sql`update calls set receiver_type = ' Group' where session_id = 'c-title'`.execute(k);
-          await sql`delete from kysely_migration where name = '20261130T040000_receiver_type_form'`.execute(k);
+          // That migration and every later one (Kysely refuses a gap in the ones applied).
+          await sql`delete from kysely_migration where name >= '20261130T040000_receiver_type_form'`.execute(k);
         });
         const migrated = await runCli(['migrate', '--database', db]);
         expect(migrated.code, migrated.stderr).toBe(0);
