@@ -1,10 +1,11 @@
 import type { Command } from 'commander';
 import { unplacedMinutesNotes } from '../../export/unplaced-minutes.js';
+import { openPeriodUsageNotes } from '../../export/open-period.js';
 import { BILLING_COLUMNS, BILLING_DETAIL_COLUMNS, computeBilling, computeBillingDetail, staleApps, usageNotAsked, withUsage, zeroUsageNotes } from '../../export/billing.js';
 import { resolvePeriod } from '../../export/period.js';
 import { ConfigError } from '../../config/errors.js';
 import { formatRows } from '../../export/write-table.js';
-import { systemClock } from '../../config/clock.js';
+import { systemClock, unixSeconds } from '../../config/clock.js';
 import { loadHttpAgent } from '../../source/http-agent.js';
 import { openAtConfiguredTolerance } from '../configured-tolerance.js';
 import { parseFormat, sanitizeForTerminal, warnLine, writeOutput } from '../output.js';
@@ -93,6 +94,7 @@ export function registerExport(program: Command): void {
               }
               rows = withUsage(rows, fetched.usage, period);
               for (const w of zeroUsageNotes(rows)) warnLine(w);
+              for (const w of await openPeriodUsageNotes(store.db, period, rows, unixSeconds(systemClock))) warnLine(w);
             } finally {
               await dispatcher.close();
             }
