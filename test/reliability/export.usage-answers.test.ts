@@ -36,10 +36,10 @@ describe('export billing --with-usage reads what the Usage Metrics answer holds,
     expect(res.code, res.stderr).toBe(0);
     const all = (JSON.parse(res.stdout) as Record<string, unknown>[]).find((r) => r.type === 'all')!;
     expect(all).toMatchObject({ usage_audio_minutes: 4321.5, usage_video_minutes: 12.25, usage_recorded_minutes: 3 });
-    expect(res.stderr.trim().split('\n')).toEqual([
+    // The calls' month is the current one, but for a run in the first hour of a month: then the
+    // line that says the period has not ended (probe75-usage-open-period) is not printed.
+    expect(res.stderr.trim().split('\n').filter((l) => !/ has not ended: /.test(l))).toEqual([
       expect.stringMatching(/^callsync: warning: app app1 \(us\): the service did not echo the range it read/),
-      // The calls' month is the current one: the usage runs to now, the database to its sync (probe75).
-      expect.stringMatching(/^callsync: warning: app app1 \(us\): \d{4}-\d{2} has not ended: the service's usage counts its calls up to now/),
     ]);
   });
 
