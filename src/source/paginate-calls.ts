@@ -84,8 +84,7 @@ export class CallListing {
     if (resized) pass = yield* this.#resizedPass();
     let relisted = resized;
     let unstable: number | undefined;
-    /** The first page read again after the last pass (#firstAgain). */
-    let again: FirstAgain | undefined;
+    let again: FirstAgain | undefined; // the first page read again after the last pass (#firstAgain)
     let ownCount = false; // calls moved up onto the first page, or counted past the totals: see countProof
     let excess = 0;
     const relist = !pass.stoppedEarly && this.opts.relistOnShortfall !== false;
@@ -99,14 +98,13 @@ export class CallListing {
       (pass.stoppedEarly
         ? this.#order.tiedAcrossPages
         : (pass.end.minTotal === undefined && (!this.#order.sortedBy || this.#order.tiedAcrossPages)) ||
-          (excess = excessOver(this.#distinct.count, pass, this.#trail)) > 0 || unexplained((again = yield* this.#firstAgain()), pass))
+          (excess = excessOver(this.#distinct.count, pass, this.#trail)) > 0 || unexplained((again = yield* this.#firstAgain()), pass) || pass.end.minTotal === undefined)
     ) {
-      // Only a second pass can tell a listing that lost nothing from one that did: with no total and
-      // no order to page by, or calls of equal times split across a page boundary (ties an ORDER BY
-      // leaves undecided may split differently on each request: 10 of 300 lost, a hostile fake); in a
-      // window (no count of its own) with such ties (a backfill lost 10 of 201, ok); after calls
-      // moved up onto the first page while it was read, or were counted past the totals; or when
-      // arrivals above the cursor did not show (unexplained). It must add no call older than the first saw.
+      // Only a second pass can tell a listing that lost nothing from one that did: with no total (no order to page by; ties an
+      // ORDER BY leaves undecided split differently on each request: 10 of 300 lost; or in order, a call removed below the first
+      // page shifts the rest up and the next page skips one: ok, one missing); in a window with such ties (a backfill lost 10 of
+      // 201, ok); after calls moved up onto the first page while it was read, or were counted past the totals; or when arrivals
+      // above the cursor did not show (unexplained). It must add no call older than the first saw.
       relisted = true;
       const moved = again?.moved ?? 0;
       pass = yield* this.#resizedPass();
@@ -116,6 +114,12 @@ export class CallListing {
         again = yield* this.#firstAgain();
       } else {
         if (again === undefined) unstable = this.#missed || undefined;
+        // In order with no total, calls the second pass found that the first skipped (churn): a third must add none to the two.
+        else if (pass.end.minTotal === undefined && this.#missed > 0) {
+          const second = this.#missed;
+          pass = yield* this.#resizedPass();
+          unstable = this.#missed - second || undefined;
+        }
         again = undefined;
       }
     }
@@ -135,11 +139,8 @@ export class CallListing {
     };
   }
 
-  /**
-   * A later pass, read again at the served size while it finds its pages capped: a cap that starts
-   * mid-listing shows only on a later pass, whose finding was ignored (200 of 300 read, ok: probe
-   * round 11 F5). The size only falls, so a few tries settle it; a cap still moving fails the listing.
-   */
+  /** A later pass, read again at the served size while it finds its pages capped: a cap that starts mid-listing shows only on a later
+   * pass, whose finding was ignored (200 of 300 read, ok: probe round 11 F5). The size only falls; a cap still moving fails the listing. */
   async *#resizedPass(): AsyncGenerator<CallsPage, PassResult, undefined> {
     for (let tries = 0; tries < 3; tries++) {
       const pass = yield* this.#pass(false);
@@ -148,10 +149,8 @@ export class CallListing {
     throw new ListingError(`List Calls served pages smaller than asked, the size changing from request to request (last ${this.#pageSize}), with offsets stepping by the size asked: the listing cannot be read whole`);
   }
 
-  /**
-   * Whether the page after a first page capped at `served` rows (servedSizeToCheck), `asked` at perPage, is the
-   * same page asked at the served size. Not, pages are read at the served size (the caller reads the listing again).
-   */
+  /** Whether the page after a first page capped at `served` rows (servedSizeToCheck), `asked` at perPage, is the same page asked at
+   * the served size. Not, pages are read at the served size (the caller reads the listing again). */
   async #offsetsFollowServed(page: number, asked: ListCallsPage, served: number): Promise<boolean> {
     this.#sizeChecked = true;
     const check = await this.#list(page, served);
@@ -184,11 +183,8 @@ export class CallListing {
   async *#pass(firstPass: boolean): AsyncGenerator<CallsPage, PassResult, undefined> {
     const end = new ListingEnd(this.#pageSize);
     this.#ties.startPass(this.#pageSize);
-    /**
-     * Ids seen in this pass: whether a page brought anything new (the union across passes is
-     * #distinct). The first pass's ids are #distinct itself: a second set of the same ids cost
-     * 16 MB at a million calls, the most of what a sync's peak memory grew by with the listing.
-     */
+    // Ids seen in this pass: whether a page brought anything new (the union across passes is #distinct). The first pass's ids are
+    // #distinct itself: a second set of the same ids cost 16 MB at a million calls, most of what a sync's peak memory grew by.
     const seenThisPass = firstPass ? undefined : new DistinctIds();
     // Pages read out of the forward walk: again in place, or backwards from the tail.
     const reader = pageReader((page) => this.#list(page), this.#order, this.#distinct, seenThisPass);
