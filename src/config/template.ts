@@ -60,7 +60,7 @@ export function configTemplate(v: TemplateValues): string {
   // \`callsync schedule\`: when to sync, and the monthly billing export after a sync.
   "schedule": {
     "cron": "0 2 * * *", // minute hour day month weekday
-    "timezone": "UTC", // IANA zone of the cron expression and of the monthly export
+    "timezone": "UTC", // IANA zone of the cron, the monthly export, and of export/report/reconcile periods
     "exportDayOfMonth": 1, // on this day a tick writes last month's billing export; 0 = never
     "exportDir": "exports",
     "exportFormat": "csv", // csv or json

@@ -39,19 +39,26 @@ function wallClockMs(utcMs: number, tz: string): number {
  * were billed to the day before (probe round 16 a, F5).
  */
 export function localMidnight(y: number, m: number, d: number, tz: string): number {
-  const midnight = Date.UTC(y, m - 1, d);
+  return localInstant(Date.UTC(y, m - 1, d), tz);
+}
+
+/**
+ * Unix seconds at which clocks in `tz` show the wall-clock time `wall` (y-m-d h:m:s written as if
+ * it were UTC, in whole seconds of ms): the first of two where it shows twice, the jump where it does not exist.
+ */
+export function localInstant(wall: number, tz: string): number {
   const HOUR = 3_600_000;
-  // The offsets in force around that day (a zone's offset lies within ±15 h): midnight in each.
-  const candidates = [offsetMs(midnight - 30 * HOUR, tz), offsetMs(midnight + 30 * HOUR, tz), offsetMs(midnight, tz)].map((o) => midnight - o);
-  const exact = candidates.filter((t) => wallClockMs(t, tz) === midnight);
+  // The offsets in force around that time (a zone's offset lies within ±15 h): wall in each.
+  const candidates = [offsetMs(wall - 30 * HOUR, tz), offsetMs(wall + 30 * HOUR, tz), offsetMs(wall, tz)].map((o) => wall - o);
+  const exact = candidates.filter((t) => wallClockMs(t, tz) === wall);
   if (exact.length) return Math.floor(Math.min(...exact) / 1000);
-  // No midnight that day: the day begins at the jump, the first instant its clocks show that date.
+  // No such time (a DST jump over it): the jump, the first instant its clocks show that time or later.
   // Between the two candidates the wall clock only moves forward, so the first such second is found by halving.
   let lo = Math.min(...candidates);
   let hi = Math.max(...candidates);
   while (hi - lo > 1000) {
     const mid = lo + Math.floor((hi - lo) / 2000) * 1000;
-    if (wallClockMs(mid, tz) >= midnight) hi = mid;
+    if (wallClockMs(mid, tz) >= wall) hi = mid;
     else lo = mid;
   }
   return Math.floor(hi / 1000);

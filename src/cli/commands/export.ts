@@ -13,13 +13,14 @@ import { commandSettings, fileSettings } from '../setup.js';
 import { appOption, configOption, databaseOption, formatOption, outOption } from '../shared-options.js';
 import { emptyPeriodNote } from '../empty-period.js';
 import { EXIT } from '../exit-codes.js';
+import { PERIOD_ZONE_HELP, periodTimezone } from '../period-zone.js';
 import { assertKnownApps } from '../known-apps.js';
 
 interface ExportFlags {
   month?: string;
   from?: string;
   to?: string;
-  timezone: string;
+  timezone?: string;
   app?: string[];
   format: string;
   out?: string;
@@ -37,7 +38,7 @@ export function registerExport(program: Command): void {
     .option('--month <YYYY-MM>', 'the billing month')
     .option('--from <YYYY-MM-DD>', 'period start (instead of --month)')
     .option('--to <YYYY-MM-DD>', 'period end, exclusive')
-    .option('--timezone <tz>', 'IANA time zone of the period; a call belongs to the period of its started_at', 'UTC')
+    .option('--timezone <tz>', `${PERIOD_ZONE_HELP}; a call belongs to the period of its started_at`)
     .addOption(appOption('only these apps'))
     .addOption(formatOption(['csv', 'json'], 'csv'))
     .addOption(outOption('output file (default stdout)'))
@@ -47,13 +48,13 @@ export function registerExport(program: Command): void {
     .addOption(databaseOption())
     .action(async (flags: ExportFlags) => {
       const format = parseFormat(flags.format, ['csv', 'json']) as 'csv' | 'json';
-      const period = resolvePeriod({ ...flags });
       // The per-call lines have no usage columns: together, the comparison asked for was silently not made (probe68 F6).
       if (flags.withUsage && flags.detail) throw new ConfigError('--with-usage compares the totals with the service and --detail lists calls; give one or the other');
       const appIds = flags.app ?? [];
       // --with-usage needs the apps' keys: the file then must exist (refused before any I/O).
       const withKeys = flags.withUsage ? fileSettings(flags) : undefined;
       const resolved = withKeys ?? commandSettings(flags);
+      const period = resolvePeriod({ ...flags, timezone: periodTimezone(flags.timezone, resolved) });
       const { store, atTolerance, unapplied } = await openAtConfiguredTolerance(resolved);
       let text: string;
       try {

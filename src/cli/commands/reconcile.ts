@@ -1,21 +1,25 @@
 import type { Command } from 'commander';
 import { ConfigError } from '../../config/errors.js';
 import { reconcileReport, type ReconcileReport } from '../../reconcile/reconcile-report.js';
-import { isoUtc, type Period } from '../../export/period.js';
+import { isoUtc, resolvePeriod, type Period } from '../../export/period.js';
+import { staleApps } from '../../export/billing.js';
 import { unplacedMinutesNotes } from '../../export/unplaced-minutes.js';
 import { EXIT } from '../exit-codes.js';
 import { outputWidth, parseFormat, renderGrid, sanitizeForTerminal, warnLine, wrapParagraph } from '../output.js';
 import { openAtConfiguredTolerance, openAtGivenTolerance } from '../configured-tolerance.js';
 import { formatRows, type Cell } from '../../export/write-table.js';
-import { parseTimeArg } from '../parse-time.js';
+import { parseTimeArgIn } from '../parse-time.js';
+import { PERIOD_ZONE_HELP, periodTimezone } from '../period-zone.js';
 import { assertKnownApps } from '../known-apps.js';
 import { commandSettings } from '../setup.js';
 import { appOption, configOption, databaseOption, formatOption } from '../shared-options.js';
 
 interface ReconcileFlags {
   app?: string[];
+  month?: string;
   from?: string;
   to?: string;
+  timezone?: string;
   format: string;
   failOnMismatch?: boolean;
   tolerance?: string;
@@ -47,8 +51,17 @@ function renderCsv(report: ReconcileReport): string {
   return formatRows(rows, RECONCILE_CSV_COLUMNS as unknown as string[], 'csv');
 }
 
-function render(report: ReconcileReport, format: 'table' | 'csv' | 'json'): string {
-  if (format === 'json') return `${JSON.stringify(report, null, 2)}\n`;
+/** The window in words and in UTC: a month in a zone is not the UTC month, and the reader must see which it was. */
+function windowText(w: Period): string {
+  const end = w.end === Number.MAX_SAFE_INTEGER ? '' : isoUtc(w.end);
+  return `calls started in ${w.label} (${w.timezone}: ${w.start === 0 ? '' : isoUtc(w.start)}..${end})`;
+}
+
+function render(report: ReconcileReport, format: 'table' | 'csv' | 'json', window: Period | undefined): string {
+  if (format === 'json') {
+    const w = window ? { label: window.label, timezone: window.timezone, from: window.start === 0 ? null : isoUtc(window.start), to: window.end === Number.MAX_SAFE_INTEGER ? null : isoUtc(window.end) } : null;
+    return `${JSON.stringify({ ...report, window: w }, null, 2)}\n`;
+  }
   if (format === 'csv') return renderCsv(report);
   const maxWidth = outputWidth();
   const summary = renderGrid(SUMMARY_COLS, report.summary.map((r) => SUMMARY_COLS.map((c) => r[c])), format, { maxWidth });
@@ -64,15 +77,20 @@ function render(report: ReconcileReport, format: 'table' | 'csv' | 'json'): stri
   const flagged = report.flaggedCalls
     ? wrapParagraph(`${report.flaggedCalls} call(s) with implausible minutes (${report.flaggedUserMinutes.toFixed(2)} user-minutes) are flagged: their minutes are in flagged_user_minutes, not in the other minute columns above, and are kept out of the totals of billing exports.`, maxWidth)
     : '';
-  return `Reconciliation per app and relation (tolerance ${report.tolerance} min):\n${summary}\n${issues}${flagged}${wrapParagraph(`${report.mismatchCount} mismatch(es)${shown}${report.mismatchCount ? ', worst first:' : '.'}`, maxWidth)}${report.mismatchCount ? mismatches : ''}`;
+  return `Reconciliation per app and relation (tolerance ${report.tolerance} min)${window ? `, ${windowText(window)}` : ''}:\n${summary}\n${issues}${flagged}${wrapParagraph(`${report.mismatchCount} mismatch(es)${shown}${report.mismatchCount ? ', worst first:' : '.'}`, maxWidth)}${report.mismatchCount ? mismatches : ''}`;
 }
 
-/** The --from/--to window as a period the unplaced-minutes notes can name; none without either bound (every call is then summed). */
-function reconcileWindow(filter: { from?: number; to?: number }): Period | undefined {
-  if (filter.from === undefined && filter.to === undefined) return undefined;
-  const start = filter.from ?? 0;
-  const end = filter.to ?? Number.MAX_SAFE_INTEGER;
-  return { label: `${filter.from !== undefined ? isoUtc(filter.from) : ''}..${filter.to !== undefined ? isoUtc(filter.to) : ''}`, timezone: 'UTC', start, end };
+/** The --from/--to window as a period the notes can name; none without either bound (every call is then summed). */
+function reconcileWindow(flags: ReconcileFlags, tz: string): Period | undefined {
+  // --month is the billing export's month, bound for bound (resolvePeriod refuses it beside --from/--to).
+  if (flags.month !== undefined) return resolvePeriod({ month: flags.month, from: flags.from, to: flags.to, timezone: tz });
+  if (flags.from === undefined && flags.to === undefined) return undefined;
+  const from = flags.from !== undefined ? parseTimeArgIn('--from', flags.from, tz) : undefined;
+  const to = flags.to !== undefined ? parseTimeArgIn('--to', flags.to, tz) : undefined;
+  // As export, report and verify refuse it: an empty range passed --fail-on-mismatch (probe round 17 b).
+  if (from !== undefined && to !== undefined && to <= from) throw new ConfigError('--to must be after --from (--to is exclusive)');
+  const label = `${flags.from?.trim() ?? ''}..${flags.to?.trim() ?? ''}`;
+  return { label, timezone: tz, start: from ?? 0, end: to ?? Number.MAX_SAFE_INTEGER };
 }
 
 export function registerReconcile(program: Command): void {
@@ -80,8 +98,10 @@ export function registerReconcile(program: Command): void {
     .command('reconcile')
     .description('per-call minute reconciliation: summary per app and relation, then the mismatches, worst first')
     .addOption(appOption('only these apps'))
-    .option('--from <date>', 'calls started at or after (YYYY-MM-DD, ISO or unix s; UTC unless an offset is given)')
+    .option('--month <YYYY-MM>', "the calls started in this month (the billing export's month)")
+    .option('--from <date>', 'calls started at or after (YYYY-MM-DD, ISO or unix s; a date or a time without an offset is in --timezone)')
     .option('--to <date>', 'calls started before')
+    .option('--timezone <tz>', PERIOD_ZONE_HELP)
     .addOption(formatOption(['table', 'csv', 'json'], 'table'))
     .option('--fail-on-mismatch', 'exit 1 when any call is a mismatch')
     .option('--tolerance <minutes>', 'override the tolerance for this report only')
@@ -94,15 +114,14 @@ export function registerReconcile(program: Command): void {
       if (!Number.isInteger(limit) || limit < 0) throw new ConfigError('--limit: expected a whole number ≥ 0');
       const tolerance = flags.tolerance === undefined ? undefined : Number(flags.tolerance);
       if (tolerance !== undefined && !(Number.isFinite(tolerance) && tolerance >= 0)) throw new ConfigError('--tolerance: expected minutes ≥ 0, e.g. 0.01');
+      // The config is read once: for the database, the tolerance and the zone of the window.
+      const resolved = commandSettings(flags);
+      const window = reconcileWindow(flags, periodTimezone(flags.timezone, resolved));
       const filter = {
         ...(flags.app ? { appIds: flags.app } : {}),
-        ...(flags.from ? { from: parseTimeArg('--from', flags.from) } : {}),
-        ...(flags.to ? { to: parseTimeArg('--to', flags.to) } : {}),
+        ...(window && (flags.month !== undefined || flags.from !== undefined) ? { from: window.start } : {}),
+        ...(window && (flags.month !== undefined || flags.to !== undefined) ? { to: window.end } : {}),
       };
-      // As export, report and verify refuse it: an empty range passed --fail-on-mismatch (probe round 17 b).
-      if (filter.from !== undefined && filter.to !== undefined && filter.to <= filter.from) throw new ConfigError('--to must be after --from (--to is exclusive)');
-      // The config is read once: for the database and for the tolerance.
-      const resolved = commandSettings(flags);
       // The tolerance is the flag's, else the config's (when there is one), not whatever the last
       // sync stored: a config changed since then applies at once. Without a config, the database's.
       // --tolerance is written in a transaction that is rolled back: a writing connection. The
@@ -119,10 +138,15 @@ export function registerReconcile(program: Command): void {
         // window's summary. Left unsaid, `reconcile --from/--to` held fewer user-minutes than the
         // billing export of the same month announced beside its own figures (probe75); said as the
         // export and the report say it.
-        const window = reconcileWindow(filter);
         if (window) for (const n of await unplacedMinutesNotes(store.db, window, flags.app ?? [])) warnLine(n);
+        // An app whose last sync failed, or not since the window ended, holds fewer calls than the
+        // service: the export names it, and so does the reconciliation of the same calls. Without a
+        // window, judged as a period under way (a success older than 36 hours is stale too).
+        const apps = resolved.settings?.apps.map((a) => ({ appId: a.appId, region: a.region }));
+        const judged = window ?? { label: 'all calls', timezone: 'UTC', start: 0, end: Number.MAX_SAFE_INTEGER };
+        for (const a of await staleApps(store.db, judged, { appIds: flags.app ?? [], ...(apps ? { apps } : {}) })) warnLine(`${a.app_id} (${a.region}) may hold fewer calls than the service: ${a.reason}`);
         // Call fields (type, status, ids) come from the service: no escape sequence reaches the terminal.
-        process.stdout.write(sanitizeForTerminal(render(report, format)));
+        process.stdout.write(sanitizeForTerminal(render(report, format, window)));
         process.exitCode = flags.failOnMismatch && report.mismatchCount > 0 ? EXIT.SYNC_FAILED : EXIT.OK;
       } finally {
         await store.close();

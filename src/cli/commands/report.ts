@@ -10,6 +10,7 @@ import { emptyPeriodNote } from '../empty-period.js';
 import { assertKnownApps } from '../known-apps.js';
 import { openAtConfiguredTolerance } from '../configured-tolerance.js';
 import { sanitizeForTerminal, warnLine, writeOutput } from '../output.js';
+import { PERIOD_ZONE_HELP, periodTimezone } from '../period-zone.js';
 import { commandSettings } from '../setup.js';
 import { appOption, configOption, databaseOption, outOption } from '../shared-options.js';
 
@@ -19,7 +20,7 @@ interface ReportFlags {
   month?: string;
   from?: string;
   to?: string;
-  timezone: string;
+  timezone?: string;
   app?: string[];
   out?: string;
 }
@@ -31,15 +32,15 @@ export function registerReport(program: Command): void {
     .option('--month <YYYY-MM>', 'the calendar month to report, e.g. 2025-11')
     .option('--from <date>', 'first day of the period (YYYY-MM-DD), with --to instead of --month')
     .option('--to <date>', 'the day after the last one (YYYY-MM-DD, exclusive)')
-    .option('--timezone <tz>', 'IANA time zone of the period and its days', 'UTC')
+    .option('--timezone <tz>', `${PERIOD_ZONE_HELP}; also of its days`)
     .addOption(appOption('report only these apps (default: every app in the database)'))
     .addOption(configOption())
     .addOption(databaseOption())
     .addOption(outOption('the HTML file to write (- for stdout; default report-<period>.html in the current folder)', { short: true }))
     .action(async (flags: ReportFlags) => {
       // Arguments are checked before the database is opened: a typo costs no I/O.
-      const period = resolvePeriod({ month: flags.month, from: flags.from, to: flags.to, timezone: flags.timezone });
       const resolved = commandSettings(flags);
+      const period = resolvePeriod({ month: flags.month, from: flags.from, to: flags.to, timezone: periodTimezone(flags.timezone, resolved) });
       const path = resolved.database;
       // Read-only (open-for-reading.ts): a report does not change the database it describes, and
       // so also runs on a read-only copy.
