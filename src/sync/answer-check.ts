@@ -71,3 +71,16 @@ function zeroedParticipant(listed: ApiCall, got: ApiCall): string | undefined {
   }
   return undefined;
 }
+
+/**
+ * Why a call to be stored from Get Call cannot be: it counts participants (`totalParticipants`,
+ * or minutes) and neither the answer, nor its list entry, nor an earlier answer states who they
+ * were. Stored, its participant rows were none and the run said ok (probe77: a list of minimal
+ * entries beside a Get view without `participants`, every call of every run). `[]` is a statement.
+ */
+export function participantsUnstated(call: ApiCall): string | undefined {
+  if (call.participants != null) return undefined;
+  const minutes = (call.totalAudioMinutes ?? 0) + (call.totalVideoMinutes ?? 0);
+  if ((call.totalParticipants ?? 0) <= 0 && !(minutes > 0)) return undefined;
+  return `neither Get Call nor the list entry states the participants of a call with ${call.totalParticipants ?? 'no'} participant(s) counted and ${minutes} minute(s)`;
+}

@@ -9,7 +9,7 @@ import { rejectedRow } from '../transform/rejected-row.js';
 import { isGroupReceiver } from '../transform/call-status.js';
 import { rowsDiffer } from '../transform/compare-rows.js';
 import type { Logger } from '../log/logger.js';
-import { olderThanListed } from './answer-check.js';
+import { olderThanListed, participantsUnstated } from './answer-check.js';
 import type { MediaStatements } from './media-statements.js';
 import { awaitsFiles, filledKeys, fillFromStored, lacksParts, looksUnsettled, withEarlierFields, type StoredAnswer } from './answer-fill.js';
 import type { ListAudit } from './list-audit.js';
@@ -271,6 +271,8 @@ export class DetailFetcher {
         unusable(PROVISIONAL, 'unusable_detail', true);
         return;
       }
+      const unstated = participantsUnstated(stored?.call ?? p.call);
+      if (unstated) return unusable(unstated, 'unusable_detail');
       if (stored) this.#store(stored.call, JSON.stringify(stored.call) ?? got.asListed, p, now, w, onLive);
       else this.#store(p.call, got.asListed, p, now, w, onLive);
       // An audit answered with the entry itself: nothing to compare, but done.
@@ -355,6 +357,8 @@ export class DetailFetcher {
     }
     const filled = stored?.call;
     const call = filled ?? listed;
+    const unstated = participantsUnstated(call);
+    if (unstated) return unusable(unstated, 'unusable_detail');
     const text = call !== parsed.call ? (JSON.stringify(call) ?? json) : json;
     // Asked again to compare: an answer stating nothing new leaves the stored call as it is.
     if (p.settle && d.settle && !d.settle.changed(id, p.settle, call, text, d.media?.noneOf(false))) return;
