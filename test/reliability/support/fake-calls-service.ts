@@ -329,7 +329,7 @@ export class FakeCallsService {
   }
 
   /** Sets status-dependent fields: participants' minutes and times, the call-level totals. */
-  private settle(c: FakeCall, endedAt: number | undefined): void {
+  settle(c: FakeCall, endedAt: number | undefined): void {
     const now = NOW();
     if (endedAt !== undefined) c.endedAt = endedAt; else delete c.endedAt;
     if (c.startedAt !== undefined) {
