@@ -162,8 +162,10 @@ export async function syncApp(deps: SyncDeps, settings: Settings, app: AppSettin
     // How the service states media, from what earlier runs stored, then from this run's statements.
     const media = new MediaStatements();
     for (const a of backfill ? [] : await recentStoredAnswers(db, app.appId, app.region, MEDIA_HISTORY)) media.see(previousAnswer(a.sessionId, a.rawJson));
-    // Listed calls this recent that Get Call says do not exist are asked for again (see planPage, DetailFetcher).
-    const recheckNotFoundSince = runStartedAt - settings.settleDays * 86_400;
+    // Listed calls this recent that Get Call says do not exist are asked for again (see planPage,
+    // DetailFetcher); by a full listing, whatever their age: an older one, its entry unchanged, stayed
+    // marked gone for good while every listing showed it, ok (probe77).
+    const recheckNotFoundSince = mode === 'full' ? Number.NEGATIVE_INFINITY : runStartedAt - settings.settleDays * 86_400;
     const fetcher = new DetailFetcher({
       api, limit: pLimit(settings.concurrency), appId: app.appId, region: app.region, runId: opts.runId, media,
       nowSeconds: () => unixSeconds(clock), log, counters: r, signal: opts.signal, watch, audit, settle,
