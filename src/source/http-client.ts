@@ -308,6 +308,9 @@ export class AppHttpClient {
       // held the app 5 minutes a wave, without a word under --json (probe round 9, F10).
       if (until - clock.now() >= PAUSE_NOTICE_MS) this.#notePause(origin, kind, until - clock.now());
     }
+    // 202 Accepted: taken, not answered yet (a gateway queueing it, a service computing it). Read
+    // as a 200, a proxy's `202 {"data":[]}` on every List Calls request ended ok with no call stored.
+    if (status === 202) return { kind: 'transient', status, detail: 'HTTP 202 (accepted, not answered yet); the answer was not used' };
     if (status >= 200 && status < 300) {
       let body: unknown;
       try {
