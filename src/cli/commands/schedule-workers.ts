@@ -15,13 +15,16 @@ export function printFollowUp(f: TickFollowUp, quiet: boolean): void {
     const parts = f.reconciliation.summary.map((s) => `${s.app_id} ${s.relation} ${s.calls}`);
     console.log(sanitizeForTerminal(`reconciliation: ${parts.join(', ') || 'no calls'}; ${f.reconciliation.mismatchCount} mismatch(es)`, { singleLine: true }));
   }
-  if (f.exportPath) {
-    const stale = f.staleApps ?? [];
+  for (const e of f.exports ?? []) {
+    const stale = e.staleApps;
+    // A month caught up after its export day passed without a tick is said even with --quiet: finance expected it then.
+    const written = `billing export written: ${e.path}${e.late ? ` (late: no tick wrote ${e.month} on its export day)` : ''}`;
     // Stale apps are said even with --quiet: a finance file with incomplete figures is a failure to see.
-    if (stale.length) console.error(sanitizeForTerminal(`billing export written: ${f.exportPath}; STALE (rows marked stale=1): ${stale.map((a) => `${a.app_id} (${a.region}): ${a.reason}`).join('; ')}`, { singleLine: true }));
-    else if (!quiet) console.log(`billing export written: ${f.exportPath}`);
+    if (stale.length) console.error(sanitizeForTerminal(`${written}; STALE (rows marked stale=1): ${stale.map((a) => `${a.app_id} (${a.region}): ${a.reason}`).join('; ')}`, { singleLine: true }));
+    else if (e.late) console.error(sanitizeForTerminal(written, { singleLine: true }));
+    else if (!quiet) console.log(written);
     // Minutes in no period's figures, said as `export billing` says them: even with --quiet, as stale apps.
-    for (const note of f.unplaced ?? []) console.error(sanitizeForTerminal(`billing export ${f.exportPath}: ${note}`, { singleLine: true }));
+    for (const note of e.unplaced) console.error(sanitizeForTerminal(`billing export ${e.path}: ${note}`, { singleLine: true }));
   }
 }
 

@@ -7,6 +7,7 @@ import { EXIT } from '../exit-codes.js';
 import { openForReading } from '../open-for-reading.js';
 import { parseFormat, renderGrid, sanitizeForTerminal } from '../output.js';
 import { commandSettings } from '../setup.js';
+import { scheduledExportState, scheduledExportLines } from '../scheduled-export-view.js';
 import { configOption, databaseOption, formatOption } from '../shared-options.js';
 
 /** Statuses of a last run that make `status` (and so a container healthcheck) fail. */
@@ -36,10 +37,12 @@ export function registerStatus(program: Command): void {
       let statuses: AppStatus[];
       let queue: QueueEntry[];
       let tickFailed: string | undefined;
+      let exportState: Awaited<ReturnType<typeof scheduledExportState>>;
       try {
         statuses = await appStatuses(store.db);
         queue = await queueEntries(store);
         tickFailed = await failedTick(store);
+        exportState = await scheduledExportState(store.db, settings?.schedule, Math.floor(Date.now() / 1000));
       } finally {
         await store.close();
       }
@@ -67,7 +70,7 @@ export function registerStatus(program: Command): void {
           const q = queued(s);
           return { ...s, watermark_in_future: future.includes(s), ...(queue.length ? { queue: q ? { state: q.state, text: q.text } : null } : {}) };
         });
-        process.stdout.write(sanitizeForTerminal(`${JSON.stringify({ healthy: failing.length === 0 && !tickFailed, apps, ...(tickFailed ? { tickFailed } : {}) }, null, 2)}\n`));
+        process.stdout.write(sanitizeForTerminal(`${JSON.stringify({ healthy: failing.length === 0 && !tickFailed && !exportState?.overdue.length, apps, ...(tickFailed ? { tickFailed } : {}), ...(exportState ? { scheduledExport: exportState } : {}) }, null, 2)}\n`));
       } else {
         // On PostgreSQL with workers, each app's place in the job engine's queue comes first.
         const cols = [...(queue.length ? ['app', 'queue'] : ['app']), 'last success', 'watermark', 'calls', 'rejected', 'last run', 'error'];
@@ -78,8 +81,9 @@ export function registerStatus(program: Command): void {
         // An abandoned run names why (its process is gone): a SIGKILLed sync is not mistaken for a running one.
         for (const s of failed.filter((f) => f.last_run_status === 'abandoned')) process.stdout.write(`${sanitizeForTerminal(`ABANDONED: ${s.app_id} (${s.region}): ${s.last_run_error ?? 'its process is gone'}`, { singleLine: true })}\n`);
         if (tickFailed) process.stdout.write(`${sanitizeForTerminal(`TICK FAILED: ${tickFailed}`, { singleLine: true })}\n`);
-        process.stdout.write(sanitizeForTerminal(failed.length ? `UNHEALTHY: the last run did not succeed: ${failed.map((s) => `${s.app_id} (${s.region}) ${jobFailed(s) && !UNHEALTHY.has(s.last_run_status ?? '') ? `its sync job ${queued(s)!.text}` : s.last_run_status}`).join(', ')}\n` : future.length || tickFailed ? 'UNHEALTHY\n' : 'healthy\n'));
+        for (const line of scheduledExportLines(exportState)) process.stdout.write(`${sanitizeForTerminal(line, { singleLine: true })}\n`);
+        process.stdout.write(sanitizeForTerminal(failed.length ? `UNHEALTHY: the last run did not succeed: ${failed.map((s) => `${s.app_id} (${s.region}) ${jobFailed(s) && !UNHEALTHY.has(s.last_run_status ?? '') ? `its sync job ${queued(s)!.text}` : s.last_run_status}`).join(', ')}\n` : future.length || tickFailed || exportState?.overdue.length ? 'UNHEALTHY\n' : 'healthy\n'));
       }
-      process.exitCode = failing.length || tickFailed ? EXIT.SYNC_FAILED : EXIT.OK;
+      process.exitCode = failing.length || tickFailed || exportState?.overdue.length ? EXIT.SYNC_FAILED : EXIT.OK;
     });
 }
