@@ -6,11 +6,13 @@ import type { PostgresAuth } from '../store/destinations/postgres-connection.js'
 import { errorMessage } from '../store/destinations/contract.js';
 import type { AppRetryEvent, SyncDeps } from '../sync/sync-app.js';
 import { onAppJob, onFinishJob, onTickJob, type EngineDeps, type TickOutcome } from './engine-jobs.js';
-import { QUEUES, stableJobId, startEngine, tickJobOptions, type AppJobData, type FinishJobData, type TickJobData } from './job-engine.js';
+import { startCronTimer } from './cron-timer.js';
+import { cronTickOptions, QUEUES, stableJobId, startEngine, tickJobOptions, type AppJobData, type FinishJobData, type TickJobData } from './job-engine.js';
 
 /**
  * A `callsync schedule` worker on PostgreSQL: it takes tick, app and finish jobs from the engine
- * until stopped. Each worker runs the engine's cron too; the engine sends each slot once.
+ * until stopped. Each worker keeps the schedule's clock too and sends each slot (cron-timer.ts); the
+ * engine inserts one tick job per slot, by its id.
  */
 export interface EngineWorker {
   boss: PgBoss;
@@ -52,9 +54,22 @@ export async function startEngineWorker(deps: SyncDeps, settings: Settings, opts
   for (let i = 0; i < settings.schedule.workerConcurrency; i++) {
     await boss.work<AppJobData>(QUEUES.app, polling, async ([job]) => onAppJob(d, job!));
   }
+  // Every worker keeps the schedule's clock and sends each slot's tick job; its id is the slot's, so
+  // the engine inserts one per slot however many workers send it (a late worker, back from sleep,
+  // sends the slot it missed, once).
+  const cron = opts.cron
+    ? startCronTimer(settings.schedule, deps.clock, (slot) => {
+        const at = slot.at.toISOString();
+        if (slot.lateMs >= 60_000) deps.log.warn({ slot: at, missed: slot.missed }, `the tick of ${at} is sent late: this worker's machine slept or its process was stopped`);
+        boss.send(QUEUES.tick, { source: 'cron', slot: at } satisfies TickJobData, cronTickOptions(settings.schedule, slot.at)).catch((err: unknown) => {
+          deps.log.error({ slot: at, err: errorMessage(err) }, 'tick not sent: the job engine refused it (another worker may have sent it)');
+        });
+      })
+    : undefined;
   return {
     boss,
     async stop() {
+      cron?.stop();
       // Running app jobs see the signal (already aborted by the caller) and end; the engine marks
       // what is still active as failed, to be retried by another worker.
       await boss.stop({ graceful: true, wait: true, timeout: 30_000 });

@@ -1,13 +1,12 @@
 import { createHash } from 'node:crypto';
 import PgBoss from 'pg-boss';
-import { ConfigError } from '../config/errors.js';
 import type { Settings } from '../config/load.js';
 import type { Kysely } from 'kysely';
 import type { Logger } from '../log/logger.js';
 import { withAdvisoryLockWait } from '../store/app-lock.js';
 import type { Database } from '../store/schema.js';
 import { connectionString, type PostgresAuth } from '../store/destinations/postgres-connection.js';
-import cronParser from 'cron-parser';
+import { nextSlot } from './cron-timer.js';
 
 /**
  * The job engine of several workers on one PostgreSQL database: pg-boss 10 (the newest major that
@@ -30,6 +29,8 @@ export const QUEUES = {
 export interface TickJobData {
   /** Who asked for the tick: 'cron' (the schedule) or 'run-now'. */
   source: 'cron' | 'run-now';
+  /** The cron slot (ISO), for 'cron'. */
+  slot?: string;
 }
 
 export interface AppJobData {
@@ -84,12 +85,12 @@ export async function startEngine(db: Kysely<Database>, settings: Settings, auth
     application_name: 'callsync-worker',
     // The engine's pool: its polling, its maintenance, and our sends and reads of job states.
     max: 4,
-    schedule: opts.cron,
+    // Not the engine's cron: it looks back from each check with cron-parser's prev(), which finds no
+    // 02:30 on the spring-forward night and two in autumn (probe78 F2). The workers send the slots
+    // themselves (engine-worker.ts), one job per slot by its id.
+    schedule: false,
     supervise: true,
     maintenanceIntervalSeconds: s.expiryCheckSeconds,
-    // The engine sends a slot when a check falls within the minute after it: checking twice a
-    // minute leaves no slot to the drift of one timer (its default checks once a minute).
-    cronMonitorIntervalSeconds: 30,
   });
   boss.on('error', (err: Error) => log.warn({ err: err.message }, 'job engine: error (it retries by itself)'));
   try {
@@ -99,7 +100,8 @@ export async function startEngine(db: Kysely<Database>, settings: Settings, auth
       await boss.start();
       for (const [name, options] of QUEUE_OPTIONS) if (!(await boss.getQueue(name))) await boss.createQueue(name, { name, ...options });
     });
-    if (opts.cron) await scheduleTicks(boss, s);
+    // The engine's schedule of an earlier version would send ticks besides the workers' own.
+    if (opts.cron) await boss.unschedule(QUEUES.tick);
   } catch (err) {
     // A started engine keeps timers running: stop it, or the process would never exit.
     await boss.stop({ graceful: false, wait: true }).catch(() => undefined);
@@ -119,17 +121,14 @@ export function tickJobOptions(schedule: Settings['schedule']): PgBoss.SendOptio
   return { retryLimit: 2, retryDelay: 30, expireInSeconds: controlJobExpirySeconds(schedule) };
 }
 
-/** When the schedule next ticks, as pg-boss reads it: cron-parser 4, in the schedule's time zone. */
+/** When the schedule next ticks (cron-timer.ts), in the schedule's time zone. */
 export function nextTick(s: Settings['schedule'], from = new Date()): Date {
-  return cronParser.parseExpression(s.cron, { tz: s.timezone, currentDate: from }).next().toDate();
+  return nextSlot(s, from.getTime());
 }
 
-async function scheduleTicks(boss: PgBoss, s: Settings['schedule']): Promise<void> {
-  try {
-    await boss.schedule(QUEUES.tick, s.cron, { source: 'cron' } satisfies TickJobData, { ...tickJobOptions(s), tz: s.timezone });
-  } catch (err) {
-    throw new ConfigError(`schedule.cron ${JSON.stringify(s.cron)}: the job engine refuses it (${(err as Error).message}); use five fields, minute to weekday`);
-  }
+/** The tick job of a cron slot: its id is the slot's, so each slot is one job however many workers send it. */
+export function cronTickOptions(schedule: Settings['schedule'], slot: Date): PgBoss.SendOptions {
+  return { ...tickJobOptions(schedule), id: stableJobId('cron', slot.toISOString()) };
 }
 
 /** Options of one app's sync job: retried with backoff within the night, expired when its worker died. */

@@ -1,6 +1,7 @@
-import cron, { type ScheduledTask } from 'node-cron';
+import { systemClock, type Clock } from '../config/clock.js';
 import { ConfigError } from '../config/errors.js';
 import { cronProblem, isTimeZone, TIMEZONE_PROBLEM } from '../config/schema.js';
+import { startCronTimer, type Slot } from './cron-timer.js';
 
 /**
  * Throws ConfigError when the schedule's cron expression or time zone is not valid: the config's own
@@ -12,12 +13,37 @@ function validateSchedule(schedule: { cron: string; timezone: string }): void {
   if (!isTimeZone(schedule.timezone)) throw new ConfigError(`schedule.timezone ${JSON.stringify(schedule.timezone)} ${TIMEZONE_PROBLEM}`);
 }
 
+export interface NightlyTask {
+  stop(): void;
+  /** When the next tick is due; undefined once stopped. */
+  getNextRun(): Date | undefined;
+}
+
+export interface NightlyOptions {
+  clock?: Clock;
+  /** A slot reached while the previous tick still runs: skipped (not piled up), and said here. */
+  onOverlap?: (slot: Slot) => void;
+}
+
 /**
- * The scheduled entry point: a cron expression mapped to one use case, nothing else. `noOverlap`
- * makes a tick that finds the previous one still running skip instead of piling up.
+ * The scheduled entry point on SQLite (one process): each slot of the cron (cron-timer.ts: DST
+ * nights and a machine that slept included) runs `tick`, unless the previous tick is still running.
+ * On PostgreSQL the workers send the slots to the job engine (engine-worker.ts).
  */
-export function scheduleNightlySync(schedule: { cron: string; timezone: string }, tick: () => Promise<void>): ScheduledTask {
+export function scheduleNightlySync(schedule: { cron: string; timezone: string }, tick: (slot: Slot) => Promise<void>, opts: NightlyOptions = {}): NightlyTask {
   validateSchedule(schedule);
-  // SQLite's schedule: one process. On PostgreSQL the job engine's cron sends the ticks (engine-worker.ts).
-  return cron.schedule(schedule.cron, () => tick(), { name: 'callsync-nightly-sync', timezone: schedule.timezone, noOverlap: true });
+  let running = false;
+  const timer = startCronTimer(schedule, opts.clock ?? systemClock, (slot) => {
+    if (running) {
+      opts.onOverlap?.(slot);
+      return;
+    }
+    running = true;
+    void tick(slot)
+      .catch(() => undefined)
+      .finally(() => {
+        running = false;
+      });
+  });
+  return { stop: () => timer.stop(), getNextRun: () => timer.nextRun() };
 }
