@@ -32,7 +32,7 @@ export function scheduledExportLines(state: ScheduledExportState | undefined): s
   if (l) lines.push(`scheduled billing export: ${l.path} (${l.month}) written at ${l.writtenAt}${l.stale.length ? `; rows marked stale=1: ${l.stale.join('; ')}` : ''}`);
   const tz = state.timezone ?? 'UTC';
   for (const o of state.overdue) {
-    lines.push(`SCHEDULED EXPORT OVERDUE: billing ${o.month} fell due at ${o.dueAt} and no tick has written it (is \`callsync schedule\` running?); the next tick writes it, \`callsync export billing --month ${o.month} --timezone ${tz}\` gives it now`);
+    lines.push(`SCHEDULED EXPORT OVERDUE: billing ${o.month} fell due at ${o.dueAt} and no tick has written it (is \`callsync schedule\` running?); the next tick writes it, \`callsync export billing --month ${o.month} --timezone ${tz}\` gives it now (\`schedule.exportDayOfMonth: 0\` turns the monthly export off)`);
   }
   return lines;
 }

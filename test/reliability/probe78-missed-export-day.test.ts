@@ -100,7 +100,7 @@ describe('a night without the export day\'s tick', () => {
       const only = await tickAt(cfg, '2026-08-20T00:00:00Z');
       expect(only.skipped ? only.reason : only.summary.ok).toBe(true);
       const before = await runCli(['status', '--config', cfgPath], ENV);
-      expect(before.stdout).toMatch(/^SCHEDULED EXPORT OVERDUE: billing 2026-08 fell due at 2026-08-31T22:00:00Z and no tick has written it .*`callsync export billing --month 2026-08 --timezone Europe\/Berlin` gives it now$/m);
+      expect(before.stdout).toMatch(/^SCHEDULED EXPORT OVERDUE: billing 2026-08 fell due at 2026-08-31T22:00:00Z and no tick has written it .*`callsync export billing --month 2026-08 --timezone Europe\/Berlin` gives it now \(`schedule.exportDayOfMonth: 0` turns the monthly export off\)$/m);
       expect(before.stdout).toMatch(/^SCHEDULED EXPORT OVERDUE: billing 2026-10 fell due at 2026-10-31T23:00:00Z/m);
       expect(before.stdout).toMatch(/^UNHEALTHY$/m);
       expect(before.code).toBe(1);
