@@ -10,6 +10,7 @@ import { unixSeconds } from '../config/clock.js';
 import { runSyncCoordinated, type RunSummary } from '../sync/run-sync.js';
 import { dayOfMonth, dueMonth, exportDueAt, monthsToExport, readScheduledExport, saveScheduledExport } from './export-due.js';
 import type { AppRetryEvent, SyncDeps } from '../sync/sync-app.js';
+import { saveTickAt } from './tick-record.js';
 
 export type TickResult =
   | { skipped: true; reason: string }
@@ -63,6 +64,8 @@ export async function runScheduledTick(deps: SyncDeps, settings: Settings, opts:
 export async function tickFollowUp(deps: Pick<SyncDeps, 'db' | 'clock' | 'log'>, settings: Settings, runId: string): Promise<TickFollowUp> {
   const result: TickFollowUp = {};
   const log = deps.log.child({ runId });
+  // `status` tells a schedule that stopped from one that runs by this (tick-record.ts).
+  await saveTickAt(deps.db, unixSeconds(deps.clock));
   if (settings.schedule.reconcile) {
     result.reconciliation = await reconcileReport(deps.db, {}, 20);
     for (const s of result.reconciliation.summary) log.info({ ...s }, 'reconciliation');

@@ -4,6 +4,7 @@ import { appStatuses, type AppStatus } from '../../store/runs-repo.js';
 import { failedTick, queueEntries, type QueueEntry } from '../job-queue-view.js';
 import { databaseExists } from '../../store/destinations/index.js';
 import { EXIT } from '../exit-codes.js';
+import { missedSlots, readTickAt } from '../../schedule/tick-record.js';
 import { openForReading } from '../open-for-reading.js';
 import { parseFormat, renderGrid, sanitizeForTerminal } from '../output.js';
 import { commandSettings } from '../setup.js';
@@ -38,11 +39,13 @@ export function registerStatus(program: Command): void {
       let queue: QueueEntry[];
       let tickFailed: string | undefined;
       let exportState: Awaited<ReturnType<typeof scheduledExportState>>;
+      let lastTick: number | undefined;
       try {
         statuses = await appStatuses(store.db);
         queue = await queueEntries(store);
         tickFailed = await failedTick(store);
         exportState = await scheduledExportState(store.db, settings?.schedule, Math.floor(Date.now() / 1000));
+        lastTick = await readTickAt(store.db);
       } finally {
         await store.close();
       }
@@ -64,13 +67,16 @@ export function registerStatus(program: Command): void {
         const q = queued(s);
         return q?.state === 'failed' && (s.last_success_at ?? 0) <= (q.queued_at ?? 0);
       };
+      // A schedule that ticked here once and has since let a whole slot pass (none of its syncs running).
+      const missed = settings && lastTick !== undefined && !statuses.some((s) => s.last_run_status === 'running') ? missedSlots(settings.schedule, lastTick, nowSec) : undefined;
+      const behind = missed && lastTick !== undefined ? { lastTick: isoUtc(lastTick), missed: missed.map((d) => isoUtc(d.getTime() / 1000)) } : undefined;
       const failing = statuses.filter((s) => (s.last_run_status !== null && UNHEALTHY.has(s.last_run_status)) || future.includes(s) || jobFailed(s));
       if (format === 'json') {
         const apps = statuses.map((s) => {
           const q = queued(s);
           return { ...s, watermark_in_future: future.includes(s), ...(queue.length ? { queue: q ? { state: q.state, text: q.text } : null } : {}) };
         });
-        process.stdout.write(sanitizeForTerminal(`${JSON.stringify({ healthy: failing.length === 0 && !tickFailed && !exportState?.overdue.length, apps, ...(tickFailed ? { tickFailed } : {}), ...(exportState ? { scheduledExport: exportState } : {}) }, null, 2)}\n`));
+        process.stdout.write(sanitizeForTerminal(`${JSON.stringify({ healthy: failing.length === 0 && !tickFailed && !exportState?.overdue.length && !behind, apps, ...(tickFailed ? { tickFailed } : {}), ...(behind ? { scheduleBehind: behind } : {}), ...(exportState ? { scheduledExport: exportState } : {}) }, null, 2)}\n`));
       } else {
         // On PostgreSQL with workers, each app's place in the job engine's queue comes first.
         const cols = [...(queue.length ? ['app', 'queue'] : ['app']), 'last success', 'watermark', 'calls', 'rejected', 'last run', 'error'];
@@ -82,8 +88,9 @@ export function registerStatus(program: Command): void {
         for (const s of failed.filter((f) => f.last_run_status === 'abandoned')) process.stdout.write(`${sanitizeForTerminal(`ABANDONED: ${s.app_id} (${s.region}): ${s.last_run_error ?? 'its process is gone'}`, { singleLine: true })}\n`);
         if (tickFailed) process.stdout.write(`${sanitizeForTerminal(`TICK FAILED: ${tickFailed}`, { singleLine: true })}\n`);
         for (const line of scheduledExportLines(exportState)) process.stdout.write(`${sanitizeForTerminal(line, { singleLine: true })}\n`);
-        process.stdout.write(sanitizeForTerminal(failed.length ? `UNHEALTHY: the last run did not succeed: ${failed.map((s) => `${s.app_id} (${s.region}) ${jobFailed(s) && !UNHEALTHY.has(s.last_run_status ?? '') ? `its sync job ${queued(s)!.text}` : s.last_run_status}`).join(', ')}\n` : future.length || tickFailed || exportState?.overdue.length ? 'UNHEALTHY\n' : 'healthy\n'));
+        if (behind) process.stdout.write(`SCHEDULE BEHIND: the last tick ran at ${behind.lastTick}; the slots at ${behind.missed.join(' and ')} passed without one (is \`callsync schedule\` running?)\n`);
+        process.stdout.write(sanitizeForTerminal(failed.length ? `UNHEALTHY: the last run did not succeed: ${failed.map((s) => `${s.app_id} (${s.region}) ${jobFailed(s) && !UNHEALTHY.has(s.last_run_status ?? '') ? `its sync job ${queued(s)!.text}` : s.last_run_status}`).join(', ')}\n` : future.length || tickFailed || exportState?.overdue.length || behind ? 'UNHEALTHY\n' : 'healthy\n'));
       }
-      process.exitCode = failing.length || tickFailed || exportState?.overdue.length ? EXIT.SYNC_FAILED : EXIT.OK;
+      process.exitCode = failing.length || tickFailed || exportState?.overdue.length || behind ? EXIT.SYNC_FAILED : EXIT.OK;
     });
 }
