@@ -5,7 +5,11 @@
 // run the sync over HTTP against test/reliability/support/fake-calls-service.ts); it finds the cases
 // the tests then pin. Run after `npm run build`:
 //   node scripts/search-listing-churn.mjs [cases] [--mode seen|any|bottom|retain|arrive|insert|none]
-//        [--oldest] [--no-ties]
+//        [--oldest] [--no-ties] [--total honest|absent|high|low|jitter|stale|decreasing|page]
+//        [--pages honest|lie|absent] [--from N] [--quiet]
+// --total: what `total` states while the calls churn (high/low: off by 1..12, fixed per seed; jitter:
+// ±2 per request; stale: the count one request behind; decreasing: 6, 5, … above the count; page:
+// the page's own count). --pages: total_pages from the real count, from the stated total, or absent.
 // Prints the first failing seeds and a tally: bad (complete, a call missing), partial, ok. Whole
 // listings only: a window's proof is the sync's, against the database (sync/incremental-proof.ts).
 import { CallListing } from '../dist/src/source/paginate-calls.js';
@@ -13,8 +17,11 @@ import { CallListing } from '../dist/src/source/paginate-calls.js';
 const args = process.argv.slice(2);
 const cases = Number(args.find((a) => /^\d+$/.test(a)) ?? 2000);
 const flag = (name) => args.includes(name);
-const mode = args[args.indexOf('--mode') + 1] ?? 'seen';
+const mode = args.includes('--mode') ? args[args.indexOf('--mode') + 1] : 'seen'; // was args[indexOf + 1]: with no --mode, args[0] (the case count), i.e. no churn at all
 const sign = flag('--oldest') ? -1 : 1;
+const opt = (name, dflt) => (args.includes(name) ? args[args.indexOf(name) + 1] : dflt);
+const totalMode = opt('--total', 'honest'), pagesMode = opt('--pages', 'honest'), from = Number(opt('--from', 1));
+if (!['honest', 'absent', 'high', 'low', 'jitter', 'stale', 'decreasing', 'page'].includes(totalMode) || !['honest', 'lie', 'absent'].includes(pagesMode)) throw new Error('bad --total/--pages');
 
 function rng(seed) {
   let s = seed >>> 0;
@@ -22,7 +29,7 @@ function rng(seed) {
 }
 
 let bad = 0, partial = 0, ok = 0;
-for (let seed = 1; seed <= cases; seed++) {
+for (let seed = from; seed < from + cases; seed++) {
   const r = rng(seed);
   const n = 30 + Math.floor(r() * 60), per = [5, 7, 10][Math.floor(r() * 3)];
   const tieAt = Math.floor(r() * (n - 10)), tieSize = flag('--no-ties') ? 1 : 2 + Math.floor(r() * 8);
@@ -33,6 +40,14 @@ for (let seed = 1; seed <= cases; seed++) {
   const alternate = r() < 0.5;
   const seen = new Set();
   let req = 0;
+  // The lie draws from its own stream, so --total honest --pages honest reads exactly as before.
+  const lr = rng(seed * 7919 + 17), off = 1 + Math.floor(lr() * 12);
+  let previous; // the count at the request before (stale)
+  const stated = (count, served) => {
+    const t = { honest: count, absent: undefined, high: count + off, low: Math.max(0, count - off), jitter: Math.max(0, count + Math.floor(lr() * 5) - 2), stale: previous ?? count, decreasing: count + Math.max(0, 6 - req), page: served }[totalMode];
+    previous = count;
+    return t;
+  };
   const churn = () => {
     if (mode === 'seen') {
       const listed = [...seen].filter((id) => calls.some((c) => c.id === id));
@@ -56,8 +71,14 @@ for (let seed = 1; seed <= cases; seed++) {
       const sorted = [...calls].sort((a, b) => sign * (b.t - a.t) || flip * (a.id < b.id ? -1 : 1));
       const rows = page === 0 ? sorted.slice(0, perPage) : sorted.slice((page - 1) * perPage, page * perPage);
       for (const c of rows) seen.add(c.id);
+      if (flag('--trace')) console.log(req, 'page', page, 'of', calls.length, rows.map((c) => c.id.slice(-3) + (c.t === calls[tieAt]?.t ? '*' : '')).join(' '));
       const entries = rows.map((c) => ({ sessionId: c.id, initiatedAt: c.t, startedAt: c.t + 1, endedAt: c.t + 50, status: 'ended' }));
-      return { entries, pagination: { total: calls.length, count: entries.length, per_page: perPage, current_page: page === 0 ? 1 : page, total_pages: Math.ceil(calls.length / perPage) } };
+      const total = stated(calls.length, entries.length);
+      const pagination = { count: entries.length, per_page: perPage, current_page: page === 0 ? 1 : page };
+      if (total !== undefined) pagination.total = total;
+      if (pagesMode === 'honest') pagination.total_pages = Math.ceil(calls.length / perPage);
+      else if (pagesMode === 'lie') pagination.total_pages = totalMode === 'page' ? 1 : Math.ceil((total ?? calls.length) / perPage);
+      return { entries, pagination };
     },
   };
   const listing = new CallListing(api, per);
@@ -69,9 +90,10 @@ for (let seed = 1; seed <= cases; seed++) {
     continue;
   }
   const o = listing.outcome();
+  if (flag('--trace')) console.log(o);
   const missing = calls.filter((c) => initial.has(c.id) && !got.has(c.id)).map((c) => c.id);
   if (o.complete && missing.length) {
-    if (++bad <= 5) console.log('bad: seed', seed, { n, per, tieAt, tieSize, missing });
+    if (++bad <= 5 && !flag('--quiet')) console.log('bad: seed', seed, { n, per, tieAt, tieSize, missing });
   } else if (!o.complete) partial++;
   else ok++;
 }
