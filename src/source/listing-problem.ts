@@ -31,6 +31,8 @@ export interface ListingFindings {
   excess: number;
   /** The last total reported. */
   lastTotal: number | undefined;
+  /** Entries one pass served (a call listed twice counted twice), when they, not the distinct calls, went past the totals (servedOver). */
+  served?: number;
 }
 
 /** The one line naming what a listing could not prove, or undefined when it proved what it read. */
@@ -38,7 +40,7 @@ export function listingProblem(f: ListingFindings): string | undefined {
   const twice = f.relisted ? ' in two passes' : '';
   if (f.shortfall) return `List Calls reported ${f.minTotal} calls but ${f.distinct} distinct calls could be listed${twice} (${f.shortfall} short)`;
   if (f.unprovedWhy !== undefined) return `${f.unprovedWhy}${f.relisted ? ' (in two passes)' : ''}, so the listing cannot be proved complete`;
-  if (f.excess) return `List Calls listed ${f.distinct} distinct calls${twice} where it reported ${f.lastTotal} at the end (${f.excess} more than its totals allow: calls came and went between the same two requests, or the total is not a count of the listing)${f.unstable ? `, and a second pass found ${f.unstable} call(s) the first missed` : ''}, so the listing cannot be proved complete`;
+  if (f.excess) return `List Calls listed ${f.distinct} distinct calls${twice}${f.served ? ` (${f.served} entries in one pass)` : ''} where it reported ${f.lastTotal} at the end (${f.excess} more than its totals allow: calls came and went between the same two requests, or the total is not a count of the listing)${f.unstable ? `, and a second pass found ${f.unstable} call(s) the first missed` : ''}, so the listing cannot be proved complete`;
   if (f.moved) return `List Calls moved calls up onto its first page while it was read${f.relisted ? ' a second time' : ''} (${f.moved}: calls above them were removed, so others may have been skipped), so the listing cannot be proved complete`;
   if (!f.unstable) return undefined;
   if (f.window) return `List Calls split calls of equal times across pages differently on each request: a second pass over the window found ${f.unstable} call(s) the first missed, so the window cannot be proved complete`;

@@ -65,4 +65,6 @@ export interface PassResult {
   rose: number;
   /** Rises of `total` in this pass taken for arrivals above the cursor (riseAbove): its first page, read again, shows them, or the listing is read again. */
   above: number;
+  /** Entries on the pages this pass read on new ground, a call listed twice counted twice (excessOver). */
+  served: number;
 }

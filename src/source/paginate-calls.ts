@@ -3,7 +3,7 @@ import { firstPages, type FirstPages } from './page-numbering.js';
 import { DistinctIds, entryIds, entryTimes, ListingEnd, OrderObserver, overlapsPrevious, pageMeta, sameIds, servedSizeToCheck, totalIsPagesOwn } from './listing-evidence.js';
 import { allOlder, NewestTimes, olderThanWindow } from './listing-times.js';
 import { ListingError } from './listing-problem.js';
-import { cameUp, countProof, excessOver, FallCheck, riseAbove, TotalTrail, type Page } from './listing-proof.js';
+import { cameUp, countProof, excessOver, FallCheck, riseAbove, servedOver, TotalTrail, type Page } from './listing-proof.js';
 import { listingVerdict, unexplained, type FirstAgain } from './listing-verdict.js';
 import type { EntryTimes } from './listing-order.js';
 import { EdgeTies } from './listing-ties.js';
@@ -87,6 +87,7 @@ export class CallListing {
     let again: FirstAgain | undefined; // the first page read again after the last pass (#firstAgain)
     let ownCount = false; // calls moved up onto the first page, or counted past the totals: see countProof
     let excess = 0;
+    let servedPast = 0; // entries the first pass served past the totals (servedOver)
     const relist = !pass.stoppedEarly && this.opts.relistOnShortfall !== false;
     if (relist && ((countProof(pass, this.#order, this.#distinct.count, this.#trail, false).shortfall ?? 0) > 0 || pass.end.unproved(this.#distinct.count) !== undefined)) {
       relisted = true;
@@ -98,7 +99,7 @@ export class CallListing {
       (pass.stoppedEarly
         ? this.#order.tiedAcrossPages
         : (pass.end.minTotal === undefined && (!this.#order.sortedBy || this.#order.tiedAcrossPages)) ||
-          (excess = excessOver(this.#distinct.count, pass, this.#trail)) > 0 || unexplained((again = yield* this.#firstAgain()), pass) || pass.end.minTotal === undefined)
+          (excess = excessOver(this.#distinct.count, pass, this.#trail)) > 0 || (servedPast = servedOver(pass, this.#trail)) > 0 || unexplained((again = yield* this.#firstAgain()), pass) || pass.end.minTotal === undefined)
     ) {
       // Only a second pass can tell a listing that lost nothing from one that did: with no total (no order to page by; ties an
       // ORDER BY leaves undecided split differently on each request: 10 of 300 lost; or in order, a call removed below the first
@@ -109,7 +110,7 @@ export class CallListing {
       const moved = again?.moved ?? 0;
       pass = yield* this.#resizedPass();
       // After calls moved or were counted past the totals, the second pass stands on its own (read its first page again too).
-      if (moved > 0 || excess > 0) {
+      if (moved > 0 || excess > 0 || servedPast > 0) {
         ownCount = true;
         again = yield* this.#firstAgain();
       } else {
@@ -123,7 +124,7 @@ export class CallListing {
         again = undefined;
       }
     }
-    const problem = listingVerdict({ pass, order: this.#order, ties: this.#ties, trail: this.#trail, union: this.#distinct.count, ownCount, relisted, unstable, missed: this.#missed, again });
+    const problem = listingVerdict({ pass, order: this.#order, ties: this.#ties, trail: this.#trail, union: this.#distinct.count, ownCount, relisted, unstable, missed: this.#missed, again, servedPast });
     this.#outcome = {
       complete: !pass.stoppedEarly && !problem,
       ...(problem ? { problem } : {}),
@@ -203,6 +204,7 @@ export class CallListing {
     let movedIn = 0;
     let rose = 0;
     let above = 0;
+    let entriesServed = 0;
     const falls = new FallCheck(this.#trail);
     // As many pages as `fell` calls fill, and one more: a total cached a request behind shows the fall
     // a page late (67 of 100 lost a call, ok: probe, session 24). A few times a pass at most.
@@ -228,6 +230,7 @@ export class CallListing {
       movedIn,
       rose,
       above,
+      served: entriesServed,
     });
     // Pages capped at `served` with offsets by perPage: this pass ends, the listing is read again at that size.
     const resized = (served: number): PassResult => ({ ...finish(`pages of ${served} served, offsets stepping by the size asked`), resized: true });
@@ -323,6 +326,7 @@ export class CallListing {
       const newGround = index > furthest;
       if (newGround && !repeats) this.#ties.page(ids, times, continues); // windows, and listings without a total (listingVerdict)
       if (newGround) {
+        if (!repeats) entriesServed += ids.length;
         pagesWithoutNew = fresh === 0 ? pagesWithoutNew + 1 : 0;
         furthest = index;
         if (pagesWithoutNew >= MAX_PAGES_WITHOUT_NEW) {

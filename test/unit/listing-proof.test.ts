@@ -33,7 +33,7 @@ function passWith(totals: number[], o: { stoppedEarly?: boolean; above?: number 
     trail.see(total, 10);
     end.afterPage({ index, count: 10, meta: { total }, repeatsPrevious: false, overlapsPrevious: false }, 0);
   });
-  return { trail, pass: { end, pages: totals.length, stoppedEarly: o.stoppedEarly ?? false, why: 'test', distinct: 0, movedIn: 0, rose: 0, above: o.above ?? 0 } };
+  return { trail, pass: { end, pages: totals.length, stoppedEarly: o.stoppedEarly ?? false, why: 'test', distinct: 0, movedIn: 0, rose: 0, above: o.above ?? 0, served: 0 } };
 }
 
 describe('excessOver: distinct calls past what the totals allow', () => {
