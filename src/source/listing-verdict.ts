@@ -82,5 +82,7 @@ export function listingVerdict(v: VerdictInput): string | undefined {
   // the same call, ok with 1 of 86 missing (session 29's probe).
   // A window has no count of its own to show a page it stepped over: the calls on it were missing
   // from an incremental run that ended ok (no total; with one, the window's proof saw them).
-  return problem ?? (!whole ? pass.end.gapLine() : undefined) ?? ((!whole || proof.total === undefined || countless) && sorted ? v.ties.unproved(sorted.key) : undefined);
+  // With no count at all, a time first split by a later pass is held too (EdgeTies: removals between requests).
+  const countlessWhole = whole && (proof.total === undefined || countless);
+  return problem ?? (!whole ? pass.end.gapLine() : undefined) ?? ((!whole || countlessWhole) && sorted ? v.ties.unproved(sorted.key, countlessWhole) : undefined);
 }
