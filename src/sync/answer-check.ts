@@ -84,3 +84,22 @@ export function participantsUnstated(call: ApiCall): string | undefined {
   if ((call.totalParticipants ?? 0) <= 0 && !(minutes > 0)) return undefined;
   return `neither Get Call nor the list entry states the participants of a call with ${call.totalParticipants ?? 'no'} participant(s) counted and ${minutes} minute(s)`;
 }
+
+/**
+ * Why a final call that started cannot be stored from Get Call: its audio or video minutes are
+ * stated by neither the answer, nor its list entry, nor an earlier answer (minimal entries beside a
+ * Get view without `totalAudioMinutes`: NULL minutes, ok, probe77 fuzz seed 7141). A call that
+ * never started (no participant with minutes either) or is still live may state none.
+ */
+export function callMinutesUnstated(call: ApiCall): string | undefined {
+  const left = (['totalAudioMinutes', 'totalVideoMinutes'] as const).filter((k) => call[k] == null);
+  if (left.length === 0 || !isFinalCall(call)) return undefined;
+  const participantMinutes = (call.participants ?? []).some((p) => (minutesOf(p) ?? 0) > 0);
+  if (call.startedAt == null && !participantMinutes) return undefined;
+  return `neither Get Call nor the list entry states the call's ${left.join(' or ')} of a call that ${call.startedAt == null ? 'has participant minutes' : 'started'}`;
+}
+
+/** Why a call to be stored from Get Call cannot be, for what nothing states (participants, minutes). */
+export function partsUnstated(call: ApiCall): string | undefined {
+  return participantsUnstated(call) ?? callMinutesUnstated(call);
+}

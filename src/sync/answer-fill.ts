@@ -133,3 +133,22 @@ export function fillFromStored(call: ApiCall, before: StoredAnswer, media?: Medi
   if (minutes && !supplied('participants') && agree(then) && !agree(now)) return { call: filled, provisional: true };
   return { call: filled, provisional: false };
 }
+
+/**
+ * Get Call's record (`got`, as sent) with the top-level fields it leaves out taken from a list
+ * entry that did not parse (`entry`, as sent), as withEarlierFields fills from a readable one: a
+ * Get view without `mode` stored NULL there, though the entry stated it, ok (probe77 fuzz seed
+ * 7008). `got` itself when it leaves nothing out the entry states, or either is no record. What
+ * made the entry unreadable, left out by the answer, makes the merged record unreadable too.
+ */
+export function withUnreadableEntry(entry: unknown, got: unknown): unknown {
+  const record = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
+  if (!record(entry) || !record(got)) return got;
+  let out: Record<string, unknown> | undefined;
+  for (const k of Object.keys(entry)) {
+    if (k === '__proto__' || got[k] !== undefined || entry[k] === undefined) continue;
+    if (((k === 'recordings' || k === 'recordingUrl') && got.hasRecording === false) || (k === 'transcriptions' && got.hasTranscription === false)) continue;
+    (out ??= { ...got })[k] = entry[k];
+  }
+  return out ?? got;
+}

@@ -9,35 +9,14 @@ import { rejectedRow } from '../transform/rejected-row.js';
 import { isGroupReceiver } from '../transform/call-status.js';
 import { rowsDiffer } from '../transform/compare-rows.js';
 import type { Logger } from '../log/logger.js';
-import { olderThanListed, participantsUnstated } from './answer-check.js';
+import type { DetailCounters } from './detail-counters.js';
+import { olderThanListed, partsUnstated } from './answer-check.js';
 import type { MediaStatements } from './media-statements.js';
-import { awaitsFiles, filledKeys, fillFromStored, lacksParts, looksUnsettled, withEarlierFields, type StoredAnswer } from './answer-fill.js';
+import { awaitsFiles, filledKeys, fillFromStored, lacksParts, looksUnsettled, withEarlierFields, withUnreadableEntry, type StoredAnswer } from './answer-fill.js';
 import type { ListAudit } from './list-audit.js';
 import type { SettleAudit } from './settle-audit.js';
 import type { PageWrite } from './page-writer.js';
 import type { Pending } from './page-planner.js';
-
-export interface DetailCounters {
-  detailFetches: number;
-  notFound: number;
-  /** Calls whose details Get Call could not supply in this run: stored from the list where listed, on the retry list. */
-  failedCalls: number;
-  /**
-   * Of failedCalls, those asked for again without a list entry (live, retried, unsettled or audited
-   * calls): what an earlier run stored of them is kept as it was, not replaced by a list entry.
-   */
-  failedKept: number;
-  /** Calls whose list entry did not parse and whose Get Call answer gave nothing usable either (see AppSyncResult). */
-  unreadCalls: number;
-  /** The first of them, as `sessionId: why Get Call gave nothing usable`. */
-  firstUnread?: string | undefined;
-  /** Calls listed twice with different entries whose answer left out what only an entry states (see AppSyncResult). */
-  disputedCalls: number;
-  firstDisputed?: string | undefined;
-  /** Listed calls Get Call says do not exist whose entry leaves details out (see AppSyncResult). */
-  notFoundListed: number;
-  firstNotFoundListed?: string | undefined;
-}
 
 export interface DetailFetcherDeps {
   api: Pick<CallsApi, 'getCall'>;
@@ -243,6 +222,17 @@ export class DetailFetcher {
         }
         return;
       }
+      // The listing shows the call, its entry the whole call (listEntryIsComplete), and Get Call
+      // denies it for the first time: a replica behind the listing, or a removal just after the
+      // page was read. Marked, a call the service holds read as gone for a night (reports filter on
+      // not_found_at), ok (probe77 fuzz). Stored from its entry, unmarked, as an entry not asked
+      // for; on the retry list, so the next run asks again and a second denial marks it.
+      if (p.json !== undefined && !p.relisted && !p.notFoundBefore && listEntryIsComplete(p.call)) {
+        w.rows.push(apiCallToRows(p.call, undefined, { appId: d.appId, region: d.region, now, source: 'list', listFingerprint: p.listFingerprint, rawJson: p.json }));
+        w.retries.push({ sessionId: id, reason: 'unconfirmed_not_found' });
+        d.log.warn({ sessionId: id }, 'Get Call says a listed call does not exist; its entry is the whole call: stored as listed, asked again on the next run');
+        return;
+      }
       d.counters.notFound++;
       // The listing shows a recent call, Get Call says it does not exist (a Get behind the listing
       // answers so for the newest calls): stored, an entry that is not the whole call (no
@@ -271,7 +261,7 @@ export class DetailFetcher {
         unusable(PROVISIONAL, 'unusable_detail', true);
         return;
       }
-      const unstated = participantsUnstated(stored?.call ?? p.call);
+      const unstated = partsUnstated(stored?.call ?? p.call);
       if (unstated) return unusable(unstated, 'unusable_detail');
       if (stored) this.#store(stored.call, JSON.stringify(stored.call) ?? got.asListed, p, now, w, onLive);
       else this.#store(p.call, got.asListed, p, now, w, onLive);
@@ -281,14 +271,17 @@ export class DetailFetcher {
     }
     // A Get body equal to the list entry (spelt differently: spacing, escapes) parses to the same
     // call: it is not validated twice.
-    const json = JSON.stringify(got.raw) ?? 'undefined';
-    const parsed = json === p.json ? ({ ok: true, call: p.call } as const) : parseCall(got.raw, id);
+    // What it leaves out, from an entry that did not parse: a field NULL, ok, though the entry stated it (seed 7008).
+    const raw = p.entryRaw !== undefined ? withUnreadableEntry(p.entryRaw, got.raw) : got.raw;
+    const json = JSON.stringify(raw) ?? 'undefined';
+    const parsed = json === p.json ? ({ ok: true, call: p.call } as const) : parseCall(raw, id);
     if (!parsed.ok) {
-      w.rejects.push(this.rejected('get_call', parsed.key, parsed.reason, got.raw));
-      unusable(`Get Call answered a record that does not parse: ${parsed.reason}`, 'unusable_detail');
+      w.rejects.push(this.rejected('get_call', parsed.key, parsed.reason, raw));
+      unusable(`Get Call answered a record that does not parse${raw !== got.raw ? ' with what it leaves out taken from the list entry' : ''}: ${parsed.reason}`, 'unusable_detail');
       return;
     }
-    d.media?.see(parsed.call, 'get');
+    const own = raw === got.raw ? parsed : parseCall(got.raw, id);
+    if (own.ok) d.media?.see(own.call, 'get');
     // What the answer leaves out comes from the list entry, then (below) from the answer the call was
     // last written from; its payload is then the merged record
     // (stored as answered, a later answer leaving the same out had nothing to take it from: NULL
@@ -357,7 +350,7 @@ export class DetailFetcher {
     }
     const filled = stored?.call;
     const call = filled ?? listed;
-    const unstated = participantsUnstated(call);
+    const unstated = partsUnstated(call);
     if (unstated) return unusable(unstated, 'unusable_detail');
     const text = call !== parsed.call ? (JSON.stringify(call) ?? json) : json;
     // Asked again to compare: an answer stating nothing new leaves the stored call as it is.

@@ -114,9 +114,9 @@ async function dryRunApp(deps: SyncDeps, settings: Settings, app: AppSettings, o
     let readable = 0;
     // As the sync plans: the list audit's Gets (and, once entries are known to leave media out,
     // every entry with media fetched; once they are known to differ from Get Call, every entry), and
-    // recent not-found calls asked again.
+    // listed not-found calls asked again.
     const audit = settings.detailFetch === 'auto' ? await ListAudit.load(db, app.appId, app.region) : undefined;
-    const recheckNotFoundSince = unixSeconds(clock) - settings.settleDays * 86_400;
+    const recheckNotFoundSince = Number.NEGATIVE_INFINITY;
     const listing = new CallListing(new CallsApi(client, app.callsBaseUrl), settings.pageSize, { maxPages: settings.maxPagesPerRun, ...(lowerBound !== undefined ? { lowerBound } : {}) });
     for await (const page of listing.pages()) {
       if (opts.signal?.aborted) throw new ApiError('stopped by a signal', 'aborted', undefined, undefined, 0);

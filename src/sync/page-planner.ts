@@ -39,8 +39,12 @@ export interface Pending {
   retryAttempts?: number;
   /** A complete-looking entry fetched to audit its media against Get Call (see ListAudit). */
   audit?: boolean;
+  /** Stored as not found before this run: Get Call denying it again leaves the mark (see DetailFetcher). */
+  notFoundBefore?: boolean;
   /** Its list entry did not parse (see unreadableEntries): only an answer that parses is written. */
   unreadableEntry?: boolean;
+  /** That entry as sent: what Get Call leaves out is taken from it (withUnreadableEntry). */
+  entryRaw?: unknown;
   /** Fetched again to compare with what an earlier run stored of it (see SettleAudit). */
   settle?: SettleCheck;
   /** A listed call the database already holds: what Get Call and its entry leave out may be in its stored payload. */
@@ -88,7 +92,7 @@ export function unreadableEntries(invalid: readonly InvalidEntry[], recent: Rece
     }
     if (recent.get(id) !== undefined) continue;
     recent.set(id, UNREADABLE, page);
-    pending.push(pendingById(id, { unreadableEntry: true }));
+    pending.push(pendingById(id, { unreadableEntry: true, entryRaw: e.raw }));
   }
   return { pending, unaskable };
 }
@@ -198,7 +202,7 @@ export function planPage(valid: readonly ListedEntry[], ctx: PlanContext): PageP
     if (route === 'list') {
       plan.listRows.push(apiCallToRows(v.call, v.raw, { appId: ctx.appId, region: ctx.region, now: ctx.now, source: 'list', listFingerprint: v.fp, rawJson: v.json }));
     } else {
-      plan.pending.push({ call: v.call, json: v.json, listFingerprint: v.fp, live, stored: st !== undefined, ...(route === 'audit' ? { audit: true } : {}), ...(relisted && before !== UNREADABLE ? { relisted } : {}) });
+      plan.pending.push({ call: v.call, json: v.json, listFingerprint: v.fp, live, stored: st !== undefined, ...(route === 'audit' ? { audit: true } : {}), ...(relisted && before !== UNREADABLE ? { relisted } : {}), ...(st?.notFound === true ? { notFoundBefore: true } : {}) });
     }
   }
   return plan;

@@ -37,7 +37,7 @@ export function runProblems(f: RunFindings): string[] {
   }
   if (f.media) problems.push(f.media);
   if (r.disputedCalls > 0) problems.push(`${r.disputedCalls} call(s) were listed twice with different entries while Get Call left out what the entries state (first: ${r.firstDisputed ?? ''}); they are stored as listed with detail_error, on the retry list, and the next run that lists them asks for them with that entry alone`);
-  if (r.notFoundListed > 0) problems.push(`${r.notFoundListed} listed call(s) Get Call says do not exist (ERR_CALL_SESSION_NOT_FOUND) have list entries without all their details (first: ${r.firstNotFoundListed ?? ''}); they are stored as listed with not_found_at, and asked for again while the listing shows them (within settleDays)`);
+  if (r.notFoundListed > 0) problems.push(`${r.notFoundListed} listed call(s) Get Call says do not exist (ERR_CALL_SESSION_NOT_FOUND) have list entries without all their details (first: ${r.firstNotFoundListed ?? ''}); they are stored as listed with not_found_at, and asked for again on each run whose listing shows them`);
   const failedListed = r.failedCalls - r.failedKept;
   if (failedListed > 0) problems.push(`${failedListed} call(s) lack details: Get Call gave nothing usable, so they are stored as listed (calls.detail_error says why) and on the retry list, fetched again by later runs`);
   // A call asked for again (live, retried, unsettled, audited) has no entry to store: its stored rows stay.

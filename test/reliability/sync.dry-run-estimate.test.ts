@@ -91,12 +91,13 @@ describe('sync --dry-run counts the Gets the sync makes', () => {
   });
 
   it('recent calls stored as not found that the listing still shows: the recheck is in the estimate', async () => {
-    const service = await start({ seed: 43, notFoundFirst: 5 });
+    // Entries without the details: one carrying the whole call is stored from it, not marked (probe79).
+    const service = await start({ seed: 43, notFoundFirst: 5, listMinimal: true });
     try {
       const database = join(tmp.dir, 'notfound.db');
       const always = { ...SETTINGS, detailFetch: 'always' };
       const settings = settingsAt(service.baseUrls('app1'), database, always);
-      expect((await syncWith(settings)).results[0]!.status).toBe('ok');
+      expect((await syncWith(settings)).results[0]!.status).toBe('partial');
       const notFound = await withStore(database, ({ db }) => db.selectFrom('calls').select('session_id').where('not_found_at', 'is not', null).execute());
       expect(notFound.length).toBe(5);
       const dry = await dryRun(service, database, [], always);

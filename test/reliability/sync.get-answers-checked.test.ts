@@ -16,7 +16,8 @@ import { settingsAt } from './support/matrix.js';
  *   unusable, kept as listed, and asked for again on the next runs;
  * - ERR_CALL_SESSION_NOT_FOUND for the newest calls, which the listing shows (a replica behind the
  *   listing): believed, and never asked again while the entry did not change; now a recent call
- *   stored as not found that is still listed is asked for again (within settleDays).
+ *   stored as not found that is still listed is asked for again (within settleDays); and one whose
+ *   entry is the whole call is stored from it, unmarked (probe77 fuzz: marked, lost for a night).
  */
 const SETTINGS = { pageSize: 50, detailFetch: 'always', lookbackHours: 24, concurrency: 4, maxAttempts: 3, requestTimeoutMs: 2_000 } as const;
 
@@ -81,23 +82,29 @@ describe('Get Call answers are checked before they are believed', () => {
     }
   });
 
-  it('not found for the 5 newest listed calls on their first Get: the next run asks again and stores them whole, ok', async () => {
+  it('not found for the 5 newest listed calls on their first Get: stored from their whole entries, unmarked, ok; the next run asks again, ok', async () => {
     const service = await start({ seed: 53, notFoundFirst: 5 });
     try {
       const database = join(tmp.dir, 'replica.db');
       const settings = settingsAt(service.baseUrls('app1'), database, SETTINGS);
       const first = (await syncWith(settings)).results[0]!;
       expect(first.status, first.error).toBe('ok');
-      expect((await stored(database)).calls.filter((c) => c.not_found_at !== null).length).toBe(5);
+      // The listing shows each whole: stored from its entry, not marked gone (probe77 fuzz).
+      expect((await stored(database)).calls.filter((c) => c.not_found_at !== null)).toEqual([]);
+      expect(first.notFound).toBe(0);
 
       const second = (await syncWith(settings)).results[0]!;
       expect(second.status, second.error).toBe('ok');
       const s = await stored(database);
       expect(s.calls.filter((c) => c.not_found_at !== null)).toEqual([]);
       expect(s.participants.length).toBe(service.calls.reduce((n, c) => n + c.participants.length, 0));
-      // Settled: a third run asks Get Call for nothing.
+      // Settled: a third run asks Get Call at most for those 5 once more (answered by id on the
+      // second run's retry pass, they were written without a list fingerprint: detailFetch always
+      // asks for their entries again), a fourth for nothing.
       const third = (await syncWith(settings)).results[0]!;
-      expect(third.detailFetches).toBe(0);
+      expect(third.detailFetches).toBeLessThanOrEqual(5);
+      const fourth = (await syncWith(settings)).results[0]!;
+      expect(fourth.detailFetches).toBe(0);
     } finally {
       await service.close();
     }
