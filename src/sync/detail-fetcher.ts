@@ -39,9 +39,8 @@ export interface DetailFetcherDeps {
   /** How this run's service states media (list entries and answers): what silence means when filling from the stored answer. */
   media?: MediaStatements | undefined;
   /**
-   * Unix seconds: a listed call this recent that Get Call says does not exist is asked for again
-   * while listed (page-planner's recheckNotFoundSince); stored from an entry that is not the whole
-   * call, the run says so (see notFoundListed).
+   * Unix seconds: a listed call Get Call says does not exist, its entry not the whole call, makes
+   * the run partial (see notFoundListed) when denied for the first time, or again and this recent.
    */
   recheckNotFoundSince?: number | undefined;
 }
@@ -238,7 +237,8 @@ export class DetailFetcher {
       // answers so for the newest calls): stored, an entry that is not the whole call (no
       // participants, no minutes) kept the call without them, and the run said ok (probe69). Said
       // as a call lacking details; asked again while listed (recheckNotFoundSince).
-      if (p.json !== undefined && d.recheckNotFoundSince !== undefined && (callTime(p.call) ?? 0) >= d.recheckNotFoundSince && !listEntryIsComplete(p.call)) {
+      // Denied for the first time, whatever its age (a backdated call, seed 7140: marked, ok).
+      if (p.json !== undefined && d.recheckNotFoundSince !== undefined && (!p.notFoundBefore || (callTime(p.call) ?? 0) >= d.recheckNotFoundSince) && !listEntryIsComplete(p.call)) {
         d.counters.notFoundListed++;
         d.counters.firstNotFoundListed ??= id.slice(0, 80);
       }

@@ -163,15 +163,16 @@ export async function syncApp(deps: SyncDeps, settings: Settings, app: AppSettin
     const media = new MediaStatements();
     for (const a of backfill ? [] : await recentStoredAnswers(db, app.appId, app.region, MEDIA_HISTORY)) media.see(previousAnswer(a.sessionId, a.rawJson));
     // Listed calls that Get Call says do not exist are asked for again by every listing that shows
-    // them, whatever their age (see planPage, DetailFetcher): an older one, its entry unchanged,
-    // stayed marked gone for good while every listing showed it, ok (probe77); one backdated (indexed
-    // late, so new to a replica behind the listing) on an incremental run until the next full
-    // listing, ok (probe79: fuzz seed 7140).
+    // them, whatever their age (see planPage): an older one, its entry unchanged, stayed marked gone
+    // for good while every listing showed it, ok (probe77); one backdated (indexed late, so new to a
+    // replica behind the listing) until the next full listing, ok (probe79: fuzz seed 7140). Denied
+    // again, one this recent (any, in a full listing) whose entry is not whole keeps the run partial.
     const recheckNotFoundSince = Number.NEGATIVE_INFINITY;
+    const notFoundPartialSince = mode === 'full' ? Number.NEGATIVE_INFINITY : runStartedAt - settings.settleDays * 86_400;
     const fetcher = new DetailFetcher({
       api, limit: pLimit(settings.concurrency), appId: app.appId, region: app.region, runId: opts.runId, media,
       nowSeconds: () => unixSeconds(clock), log, counters: r, signal: opts.signal, watch, audit, settle,
-      recheckNotFoundSince,
+      recheckNotFoundSince: notFoundPartialSince,
       storedAnswer: async (id) => {
         const stored = await loadStoredPayload(db, app.appId, app.region, id);
         const call = previousAnswer(id, stored?.rawJson);
