@@ -40,7 +40,7 @@ export interface DetailFetcherDeps {
   media?: MediaStatements | undefined;
   /**
    * Unix seconds: a listed call Get Call says does not exist, its entry not the whole call, makes
-   * the run partial (see notFoundListed) when denied for the first time, or again and this recent.
+   * the run partial (see notFoundListed) when it started this recently.
    */
   recheckNotFoundSince?: number | undefined;
 }
@@ -237,8 +237,7 @@ export class DetailFetcher {
       // answers so for the newest calls): stored, an entry that is not the whole call (no
       // participants, no minutes) kept the call without them, and the run said ok (probe69). Said
       // as a call lacking details; asked again while listed (recheckNotFoundSince).
-      // Denied for the first time, whatever its age (a backdated call, seed 7140: marked, ok).
-      if (p.json !== undefined && d.recheckNotFoundSince !== undefined && (!p.notFoundBefore || (callTime(p.call) ?? 0) >= d.recheckNotFoundSince) && !listEntryIsComplete(p.call)) {
+      if (p.json !== undefined && d.recheckNotFoundSince !== undefined && (callTime(p.call) ?? 0) >= d.recheckNotFoundSince && !listEntryIsComplete(p.call)) {
         d.counters.notFoundListed++;
         d.counters.firstNotFoundListed ??= id.slice(0, 80);
       }

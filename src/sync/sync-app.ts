@@ -165,10 +165,13 @@ export async function syncApp(deps: SyncDeps, settings: Settings, app: AppSettin
     // Listed calls that Get Call says do not exist are asked for again by every listing that shows
     // them, whatever their age (see planPage): an older one, its entry unchanged, stayed marked gone
     // for good while every listing showed it, ok (probe77); one backdated (indexed late, so new to a
-    // replica behind the listing) until the next full listing, ok (probe79: fuzz seed 7140). Denied
-    // again, one this recent (any, in a full listing) whose entry is not whole keeps the run partial.
+    // replica behind the listing) until the next full listing, ok (probe79: fuzz seed 7140). Denied,
+    // one this recent whose entry is not whole keeps the run partial; an older one is taken as removed
+    // (the listing still showing it): holding every such denial partial made every run of a service
+    // whose listing keeps removed calls partial for good (faults.listing, the simulator's notFoundCalls),
+    // and the two cannot be told apart on the wire.
     const recheckNotFoundSince = Number.NEGATIVE_INFINITY;
-    const notFoundPartialSince = mode === 'full' ? Number.NEGATIVE_INFINITY : runStartedAt - settings.settleDays * 86_400;
+    const notFoundPartialSince = runStartedAt - settings.settleDays * 86_400;
     const fetcher = new DetailFetcher({
       api, limit: pLimit(settings.concurrency), appId: app.appId, region: app.region, runId: opts.runId, media,
       nowSeconds: () => unixSeconds(clock), log, counters: r, signal: opts.signal, watch, audit, settle,
