@@ -242,6 +242,9 @@ export class DetailFetcher {
         d.counters.firstNotFoundListed ??= id.slice(0, 80);
       }
       w.cleared.push(id);
+      // Denied again with the entry stored: nothing to write, and the first mark's time stays (every
+      // listing asks such a call again, and each rewrote it: an incremental run wrote 8 calls for 5 new).
+      if (p.notFoundBefore && p.sameEntry) return;
       // Keep what the listing said, flagged: the service no longer has this session.
       if (p.json !== undefined) w.rows.push(apiCallToRows(p.call, undefined, { appId: d.appId, region: d.region, now, source: 'list', listFingerprint: p.listFingerprint, notFoundAt: now, rawJson: p.json }));
       else w.notFoundIds.push(id);

@@ -41,6 +41,8 @@ export interface Pending {
   audit?: boolean;
   /** Stored as not found before this run: Get Call denying it again leaves the mark (see DetailFetcher). */
   notFoundBefore?: boolean;
+  /** With notFoundBefore: its entry is the one stored, so a denial again has nothing to write. */
+  sameEntry?: boolean;
   /** Its list entry did not parse (see unreadableEntries): only an answer that parses is written. */
   unreadableEntry?: boolean;
   /** That entry as sent: what Get Call leaves out is taken from it (withUnreadableEntry). */
@@ -202,7 +204,7 @@ export function planPage(valid: readonly ListedEntry[], ctx: PlanContext): PageP
     if (route === 'list') {
       plan.listRows.push(apiCallToRows(v.call, v.raw, { appId: ctx.appId, region: ctx.region, now: ctx.now, source: 'list', listFingerprint: v.fp, rawJson: v.json }));
     } else {
-      plan.pending.push({ call: v.call, json: v.json, listFingerprint: v.fp, live, stored: st !== undefined, ...(route === 'audit' ? { audit: true } : {}), ...(relisted && before !== UNREADABLE ? { relisted } : {}), ...(st?.notFound === true ? { notFoundBefore: true } : {}) });
+      plan.pending.push({ call: v.call, json: v.json, listFingerprint: v.fp, live, stored: st !== undefined, ...(route === 'audit' ? { audit: true } : {}), ...(relisted && before !== UNREADABLE ? { relisted } : {}), ...(st?.notFound === true ? { notFoundBefore: true, ...(st.listFingerprint === v.fp ? { sameEntry: true } : {}) } : {}) });
     }
   }
   return plan;
