@@ -1,9 +1,8 @@
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { expectExactOrLoud } from '../helpers/exact-or-loud.js';
-import { syncWith, tempDir, withStore } from '../helpers/harness.js';
+import { tempDir } from '../helpers/harness.js';
 import { FakeCallsService } from './support/fake-calls-service.js';
-import { settingsAt } from './support/matrix.js';
+import { syncSeed } from './support/listing-seed.js';
 
 /**
  * A newest-first List Calls whose `total` is understated by a few calls throughout, nothing coming or
@@ -29,12 +28,7 @@ describe('a total understated throughout, ties split across a page boundary, no 
         rewriteList: ({ data, pagination, all }) => ({ data, pagination: { ...pagination, total: all.length - under } }),
       });
       try {
-        const database = join(tmp.dir, `s${seed}.db`);
-        const r = (await syncWith(settingsAt(service.baseUrls('app1'), database, { pageSize }))).results[0]!;
-        const stored = await withStore(database, async ({ db }) => new Set((await db.selectFrom('calls').select('session_id').execute()).map((x) => x.session_id)));
-        const missing = service.calls.filter((c) => !stored.has(c.sessionId)).map((c) => `${c.sessionId}: not stored`);
-        const branch = expectExactOrLoud(r, missing, `seed ${seed}`);
-        if (branch === 'loud') expect(r.error, `seed ${seed}`).toMatch(/^[^\n]*List Calls [^\n]*$/);
+        const branch = await syncSeed(service, join(tmp.dir, `s${seed}.db`), pageSize, `seed ${seed}`, { namesListing: true });
         branches[branch] = (branches[branch] ?? 0) + 1;
       } finally {
         await service.close();
