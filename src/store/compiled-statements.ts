@@ -13,6 +13,8 @@ export const MAX_IDS = 1024;
  * size needs at most log2(max) + ⌈n/max⌉ statements.
  */
 export function statementSizes(n: number, max: number): number[] {
+  // The rest is split by its binary digits: with any other max, the sizes would not add up to n.
+  if (max < 1 || (max & (max - 1)) !== 0) throw new InternalError(`store: statement size ${max} is not a power of two`);
   const out: number[] = [];
   let rest = n;
   while (rest >= max) {

@@ -1,5 +1,6 @@
 import type { Kysely, Transaction } from 'kysely';
 import { lockUntilCommit } from './app-lock.js';
+import { compiledOnce, run, statementSizes } from './compiled-statements.js';
 import type { Database, NewGroupMemberRow } from './schema.js';
 
 type Db = Transaction<Database>;
@@ -11,16 +12,53 @@ type Db = Transaction<Database>;
  */
 const groupLock = (appId: string, guid: string): string => `group:${appId}/${guid}`;
 
-const ROWS_PER_INSERT = 1000;
+/** Rows per insert statement (a power of two, as statementSizes needs): 1,024 × 15 parameters stay far below both databases' limits. */
+const MAX_MEMBER_ROWS = 1024;
 
-/** Replaces a group's stored membership with `members` (the current list: who left is gone). */
+/** Column order of the statements below; the check fails to compile when the table gains a column. */
+const MEMBER_COLUMNS = [
+  'app_id', 'guid', 'uid', 'name', 'avatar', 'link', 'metadata_json', 'status', 'role', 'scope',
+  'joined_at', 'created_at', 'updated_at', 'conversation_id', 'synced_at',
+] as const satisfies readonly (keyof NewGroupMemberRow)[];
+const everyColumn: Exclude<keyof NewGroupMemberRow, (typeof MEMBER_COLUMNS)[number]> extends never ? true : never = true;
+void everyColumn;
+
+/** The columns a listing states (all but the keys and synced_at): what tells a membership changed. */
+const STATED = MEMBER_COLUMNS.filter((c) => c !== 'app_id' && c !== 'guid' && c !== 'synced_at');
+
+/** One stored value and one listed are the same (PostgreSQL's bigint arrives as text). */
+function sameValue(a: unknown, b: unknown): boolean {
+  return a === b || (a !== null && a !== undefined && b !== null && b !== undefined && String(a) === String(b));
+}
+
+/** Whether the stored rows are exactly `rows` (same members, every stated column the same). */
+function sameMembership(stored: readonly Record<string, unknown>[], rows: readonly NewGroupMemberRow[]): boolean {
+  if (stored.length !== rows.length) return false;
+  const byUid = new Map(stored.map((r) => [String(r.uid), r]));
+  return rows.every((row) => {
+    const s = byUid.get(row.uid);
+    return s !== undefined && STATED.every((c) => sameValue(s[c], row[c] ?? null));
+  });
+}
+
+/**
+ * Replaces a group's stored membership with `members` (the current list: who left is gone). A
+ * membership read again unchanged (most groups on most nights) only has its synced_at moved: deleting
+ * and inserting every member again was most of a quiet nightly run's CPU (issue 16, the quiet
+ * re-run: 4,921 members of 38 groups rewritten each run).
+ */
 export async function replaceGroupMembers(trx: Db, appId: string, guid: string, members: readonly NewGroupMemberRow[], now: number): Promise<void> {
   await lockUntilCommit(trx, groupLock(appId, guid));
-  await trx.deleteFrom('group_members').where('app_id', '=', appId).where('guid', '=', guid).execute();
   const unique = new Map(members.map((m) => [m.uid, m]));
   const rows = [...unique.values()];
-  for (let i = 0; i < rows.length; i += ROWS_PER_INSERT) {
-    await trx.insertInto('group_members').values(rows.slice(i, i + ROWS_PER_INSERT)).execute();
+  const stored = await trx.selectFrom('group_members').select(STATED).where('app_id', '=', appId).where('guid', '=', guid).execute();
+  if (sameMembership(stored, rows)) {
+    // The time the listing read them, as an insert of the same rows would have stored.
+    const readAt = rows.reduce((t, r) => Math.max(t, r.synced_at), 0);
+    if (rows.length > 0) await trx.updateTable('group_members').set({ synced_at: readAt }).where('app_id', '=', appId).where('guid', '=', guid).execute();
+  } else {
+    await trx.deleteFrom('group_members').where('app_id', '=', appId).where('guid', '=', guid).execute();
+    await insertMembers(trx, rows);
   }
   await trx
     .insertInto('synced_groups')
@@ -28,6 +66,27 @@ export async function replaceGroupMembers(trx: Db, appId: string, guid: string, 
     .onConflict((oc) => oc.columns(['app_id', 'guid']).doUpdateSet({ status: 'ok', members: rows.length, synced_at: now, not_found_at: null }))
     .execute();
 }
+
+/** Inserts member rows with statements compiled once per size (see compiledOnce). */
+async function insertMembers(trx: Db, rows: readonly NewGroupMemberRow[]): Promise<void> {
+  let at = 0;
+  for (const n of statementSizes(rows.length, MAX_MEMBER_ROWS)) {
+    const q = compiledOnce(trx, `insert-members:${n}`, n * MEMBER_COLUMNS.length, () =>
+      trx.insertInto('group_members').values(new Array<NewGroupMemberRow>(n).fill(placeholderMember)).compile(),
+    );
+    const params = new Array<unknown>(n * MEMBER_COLUMNS.length);
+    let j = 0;
+    for (let i = at; i < at + n; i++) {
+      const r = rows[i]!;
+      for (const c of MEMBER_COLUMNS) params[j++] = r[c] ?? null;
+    }
+    at += n;
+    await run(trx, q, params);
+  }
+}
+
+/** A row of placeholders in MEMBER_COLUMNS order (compiled into parameters, never stored). */
+const placeholderMember = Object.fromEntries(MEMBER_COLUMNS.map((c) => [c, 0])) as unknown as NewGroupMemberRow;
 
 /** Records that a group no longer exists: its membership is emptied, the fact kept. */
 export async function markGroupNotFound(trx: Db, appId: string, guid: string, now: number): Promise<void> {

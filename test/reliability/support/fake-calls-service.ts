@@ -213,6 +213,8 @@ export class FakeCallsService {
   readonly #flapped = new Map<string, string>();
   /** Calls whose Get Call is refused with a 403 ERR_CALL_ACCESS_RESTRICTED (the key is fine). */
   readonly getForbidden = new Set<string>();
+  /** A member's scope other than 'participant', by uid (a member promoted between nights). */
+  readonly memberScopes = new Map<string, string>();
   /** Groups whose members are refused with a 403 ERR_GROUP_NOT_JOINED (the key is fine). */
   readonly membersForbidden = new Set<string>();
   #jitter = 0;
@@ -512,7 +514,7 @@ export class FakeCallsService {
       const data = served.map((uid) => {
         if (m.unreadableFirst && uid === all[0]) return { uid: { id: uid }, name: uid, scope: 'participant', joinedAt: 1700000000 };
         if (m.numericUids) return { uid: Number(uid), name: uid, scope: 'participant', joinedAt: new Date(1700000000 * 1000).toISOString() };
-        return { uid, name: uid, scope: 'participant', joinedAt: 1700000000 };
+        return { uid, name: uid, scope: this.memberScopes.get(uid) ?? 'participant', joinedAt: 1700000000 };
       });
       const total = (m.total === 'page' ? data.length : m.total === undefined || m.total === 'real' || m.total === 'omit' ? all.length : m.total) + (m.jitterTotal && page > 1 ? ++this.#jitter : 0);
       const pagination = { total, count: data.length, per_page: m.perPage === 'requested' ? requested : size, current_page: page + base - 1, total_pages: m.total === 'page' ? 1 : Math.max(1, Math.ceil(total / step)) };
