@@ -5,6 +5,7 @@ import { ApiError, invalidPage, refusesKey } from '../source/errors.js';
 import { DistinctIds, entryIds, ListingEnd, overlapsPrevious, pageMeta, sameIds, servedSizeToCheck } from '../source/listing-evidence.js';
 import { ListingError } from '../source/listing-problem.js';
 import { ApiGroupMemberSchema, describeZodError } from '../source/schemas.js';
+import { fastParseMember } from '../source/record-fastpath.js';
 import { markGroupFailed, markGroupNotFound, replaceGroupMembers } from '../store/groups-repo.js';
 import { insertRejected } from '../store/runs-repo.js';
 import type { Database, NewGroupMemberRow, NewRejectedRow } from '../store/schema.js';
@@ -223,7 +224,8 @@ async function listMembers(
     pages++;
     const now = deps.nowSeconds();
     res.entries.forEach((raw, i) => {
-      const parsed = ApiGroupMemberSchema.safeParse(raw);
+      const fast = fastParseMember(raw);
+      const parsed = fast ? { success: true as const, data: fast } : ApiGroupMemberSchema.safeParse(raw);
       if (parsed.success) members.push(memberRow(appId, guid, parsed.data, now));
       else {
         const uid = raw && typeof raw === 'object' ? (raw as Record<string, unknown>).uid : undefined;

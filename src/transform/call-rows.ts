@@ -1,6 +1,6 @@
 import { hash } from 'node:crypto';
 import { describeZodError, ApiCallSchema, type ApiCall, type ApiParticipant } from '../source/schemas.js';
-import { fastParseCall } from '../source/call-fastpath.js';
+import { fastParseCall } from '../source/record-fastpath.js';
 import type { CallRows, NewCallRow, NewParticipantRow, NewRecordingRow, NewTranscriptionRow } from '../store/schema.js';
 import { isFinalCall, receiverTypeForm } from './call-status.js';
 import { parseTimer } from './duration.js';

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { fastParseCall } from '../../src/source/call-fastpath.js';
-import { ApiCallSchema, ApiParticipantSchema, ApiRecordingSchema, ApiTranscriptionSchema, GetCallEnvelopeSchema, isGetCallEnvelope } from '../../src/source/schemas.js';
+import { fastParseCall, fastParseMember } from '../../src/source/record-fastpath.js';
+import { ApiCallSchema, ApiGroupMemberSchema, ApiParticipantSchema, ApiRecordingSchema, ApiTranscriptionSchema, GetCallEnvelopeSchema, isGetCallEnvelope } from '../../src/source/schemas.js';
 import { parseCall } from '../../src/transform/call-rows.js';
 
 /**
@@ -79,7 +79,7 @@ type Editor = (base: Record<string, unknown>, key: string, value: unknown) => Re
 const inArray = (field: string): Editor => (b, k, v) => ({ ...b, [field]: [set((b[field] as Record<string, unknown>[])[0]!, k, v)] });
 const places: [string, string[], Editor][] = [
   ['call', [...Object.keys(ApiCallSchema.shape), 'x_extra', 'other'], (b, k, v) => set(b, k, v)],
-  // The schemas' own keys: a field added to a schema is tried here at once (and fails until call-fastpath.ts knows it).
+  // The schemas' own keys: a field added to a schema is tried here at once (and fails until record-fastpath.ts knows it).
   ['participant', [...Object.keys(ApiParticipantSchema.shape), 'mid'], inArray('participants')],
   ['recording', [...Object.keys(ApiRecordingSchema.shape), 'codec'], inArray('recordings')],
   ['transcription', [...Object.keys(ApiTranscriptionSchema.shape), 'lang'], inArray('transcriptions')],
@@ -180,6 +180,51 @@ describe('fastParseCall answers as ApiCallSchema does, or not at all', () => {
   it('leaves every rejection to zod, reasons unchanged', () => {
     const p = parseCall({ ...published, totalAudioMinutes: Infinity }, 'k');
     expect(p).toEqual({ ok: false, key: published.sessionId, reason: 'totalAudioMinutes: not a finite number (nor a string holding one)' });
+  });
+});
+
+describe('fastParseMember answers as ApiGroupMemberSchema does, or not at all', () => {
+  /** The member of api-seed.md §2.1 with every optional field, and the simulator's plainest. */
+  const members: Record<string, unknown>[] = [
+    { uid: 'cometchat-uid-1', name: 'Andrew', link: 'https://x/u1', avatar: 'https://x/a.png', metadata: { a: [1, { b: null }] }, status: 'offline', role: 'default', scope: 'admin', joinedAt: 1692368127, createdAt: 1692368127000, updatedAt: 1692368200, conversationId: 'group_g1', extra: { x: 1 } },
+    { uid: 'u2', scope: 'participant', joinedAt: 1692368127 },
+  ];
+  let taken = 0;
+  function sameMember(raw: unknown): void {
+    const fast = fastParseMember(raw);
+    if (fast === undefined) return;
+    taken++;
+    const zod = ApiGroupMemberSchema.safeParse(raw);
+    if (!zod.success) throw new Error(`fast path accepted what zod refuses: ${JSON.stringify(raw)?.slice(0, 400)} (${zod.error.message.slice(0, 300)})`);
+    expect(fast).toStrictEqual(zod.data);
+    expect(keyOrder(fast)).toEqual(keyOrder(zod.data));
+  }
+
+  it('takes plain members and gives zod\'s result', () => {
+    for (const raw of members) {
+      expect(fastParseMember(raw)).toBeDefined();
+      sameMember(raw);
+    }
+  });
+
+  it('matches zod for every awkward value of each member field, and on random combinations', () => {
+    // The schema's own keys: a field added to it is tried here at once.
+    const keys = [...Object.keys(ApiGroupMemberSchema.shape), 'extra', '__proto__'];
+    for (const base of members) for (const key of keys) for (const value of VALUES) sameMember(set(base, key, value));
+    expect(taken).toBeGreaterThan(keys.length * 4);
+    let seed = 777;
+    const rnd = (n: number): number => {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31;
+      return seed % n;
+    };
+    const before = taken;
+    for (let i = 0; i < 2000; i++) {
+      let raw = members[rnd(2)]!;
+      for (let m = 1 + rnd(3); m > 0; m--) raw = set(raw, keys[rnd(keys.length)]!, rnd(3) ? VALUES[rnd(VALUES.length)] : VALUES[[2, 3, 6, 11, 19, 20, 30, 31][rnd(8)]!]);
+      sameMember(raw);
+    }
+    expect(taken - before).toBeGreaterThan(200);
+    for (const raw of [null, 3, 'x', [], JSON.parse('{"__proto__":{"x":1},"uid":"u"}'), { uid: 'u', x: deep(40) }, { uid: 'u', metadata: deep(31) }]) sameMember(raw);
   });
 });
 

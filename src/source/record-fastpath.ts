@@ -1,18 +1,20 @@
-import { MAX_MAGNITUDE, MAX_RECORD_DEPTH, MAX_SESSION_ID_LENGTH, type ApiCall } from './schemas.js';
+import { MAX_MAGNITUDE, MAX_RECORD_DEPTH, MAX_SESSION_ID_LENGTH, type ApiCall, type ApiGroupMember } from './schemas.js';
 import { nestedDeeperThan } from './json-limits.js';
 
 /**
- * ApiCallSchema's answer for the records the service sends every day, without zod: zod's generic
- * object walk (a payload and an issue list per field, unions tried in turn, wrappers per
- * optional/nullable) cost ~25 µs a call, a third of the CPU of a sync outside SQLite.
+ * ApiCallSchema's and ApiGroupMemberSchema's answers for the records the service sends every day,
+ * without zod: zod's generic object walk (a payload and an issue list per field, unions tried in
+ * turn, wrappers per optional/nullable) cost ~25 µs a call, a third of the CPU of a sync outside
+ * SQLite, and ~15 µs a group member.
  *
- * The rule: `fastParseCall` returns a value only when every field is in a plain form it checks
- * completely (strings, numbers within range, booleans, null, arrays of such objects), and then it
- * is exactly what ApiCallSchema.safeParse gives (same values, same key order, the same references
- * for the fields zod passes through). Anything else (numbers sent as strings, 0/1 booleans, a
- * field of a wrong type, a string zod would refuse) gives `undefined`, and the caller asks zod,
- * which converts or explains. So ApiCallSchema stays the one definition of what is accepted;
- * test/unit/call-fastpath.equivalence.test.ts checks this module against it, field by field.
+ * The rule: `fastParseCall` (and `fastParseMember`) returns a value only when every field is in a
+ * plain form it checks completely (strings, numbers within range, booleans, null, arrays of such
+ * objects), and then it is exactly what the schema's safeParse gives (same values, same key order,
+ * the same references for the fields zod passes through). Anything else (numbers sent as strings,
+ * 0/1 booleans, a field of a wrong type, a string zod would refuse) gives `undefined`, and the
+ * caller asks zod, which converts or explains. So the schemas stay the one definition of what is
+ * accepted; test/unit/record-fastpath.equivalence.test.ts checks this module against them, field
+ * by field.
  */
 
 /** Returned by the checks below when a value is not in a form this module decides. */
@@ -256,4 +258,34 @@ export function fastParseCall(raw: unknown): ApiCall | undefined {
   if (!isRecord(raw)) return undefined;
   const out = object(raw, CALL, CALL_KEYS, MAX_RECORD_DEPTH);
   return out === NO ? undefined : (out as ApiCall);
+}
+
+// ApiGroupMemberSchema, in its key order.
+const MEMBER: readonly Field[] = [
+  // union([text.min(1), idNumber.transform(String)]): a safe integer is its text.
+  { ...f('uid', false, (v) => (textOk(v) && v.length >= 1 ? v : Number.isSafeInteger(v) ? String(v) : NO)), required: true },
+  f('name', true, asText),
+  f('link', true, asText),
+  f('avatar', true, asText),
+  // z.unknown(): passed through as it is (null included).
+  f('metadata', true, passThrough),
+  f('status', true, asText),
+  f('role', true, asText),
+  f('scope', true, asText),
+  f('joinedAt', true, asSeconds),
+  f('createdAt', true, asSeconds),
+  f('updatedAt', true, asSeconds),
+  f('conversationId', true, asText),
+];
+const MEMBER_KEYS = keysOf(MEMBER);
+
+/**
+ * ApiGroupMemberSchema.safeParse(raw).data for a member in a plain form; undefined: ask zod. The
+ * same rule as fastParseCall: zod's object walk was most of a quiet nightly run's CPU outside
+ * SQLite (every member of every group called in the window, larger groups read twice).
+ */
+export function fastParseMember(raw: unknown): ApiGroupMember | undefined {
+  if (!isRecord(raw)) return undefined;
+  const out = object(raw, MEMBER, MEMBER_KEYS, MAX_RECORD_DEPTH);
+  return out === NO ? undefined : (out as ApiGroupMember);
 }
