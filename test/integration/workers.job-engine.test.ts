@@ -187,10 +187,14 @@ describe.runIf(postgres)('three workers and twenty apps on one PostgreSQL databa
   }, 180_000);
 
   it("the engine's cron sends each slot once, however many workers run it", async ({ database: db, writeConfig, dir }) => {
-    // Every minute: a worker that starts within a minute of a slot sends it at once (the engine's
-    // catch-up), so all three workers try to send the same slot as they start.
+    // Every minute, at a second SLOT_LEAD_S from now (a six-field cron with one second): the three
+    // workers start within that lead, all wait for the same slot, and all send it. A whole-minute
+    // cron ('* * * * *') had the test wait up to a minute for its slot; the config allows one slot a
+    // minute, so this is the soonest slot all three can share.
+    const SLOT_LEAD_S = 15;
+    const second = (new Date().getUTCSeconds() + SLOT_LEAD_S) % 60;
     const base = engineConfig(join(dir, 'exports'));
-    const cfg = writeConfig({ ...base, schedule: { ...(base.schedule as object), cron: '* * * * *' } });
+    const cfg = writeConfig({ ...base, schedule: { ...(base.schedule as object), cron: `${second} * * * * *` } });
     const workers = startWorkers(3, cfg);
     try {
       let finished = false;
