@@ -33,6 +33,7 @@ export function validateFaults(f: FaultProfile): void {
   checkRate('truncateRate', f.truncateRate);
   checkRate('stallRate', f.stallRate);
   checkCount('rateLimitPerMinute', f.rateLimitPerMinute, 0); // 0 = off
+  checkCount('rateLimitWindowSeconds', f.rateLimitWindowSeconds, 1);
   checkCount('stallMs', f.stallMs, 0);
   checkCount('latencyMs', f.latencyMs, 0);
   checkCount('notFoundCalls', f.notFoundCalls, 0);

@@ -2,7 +2,8 @@
 export const RATE_WINDOW_MS = 60_000;
 
 /**
- * A true sliding window: at most `limit` admitted requests in any 60 s. The admission times live in
+ * A true sliding window: at most `limit` admitted requests in any `windowMs` (60 s, the service's,
+ * unless FaultProfile.rateLimitWindowSeconds says otherwise). The admission times live in
  * a ring buffer of `limit` slots, oldest at `head`, so admitting costs O(1) amortised. Rejected
  * requests are not recorded: a client that waits Retry-After gets through.
  */
@@ -16,13 +17,16 @@ export class SlidingWindow {
   /** Set by a failed admit(): milliseconds until a slot frees. */
   retryAfterMs = 0;
 
-  constructor(readonly limit: number) {
+  constructor(
+    readonly limit: number,
+    readonly windowMs: number = RATE_WINDOW_MS,
+  ) {
     this.times = new Float64Array(Math.max(1, limit));
     this.remaining = limit;
   }
 
   private expire(nowMs: number): void {
-    const cutoff = nowMs - RATE_WINDOW_MS;
+    const cutoff = nowMs - this.windowMs;
     while (this.size > 0 && (this.times[this.head] ?? 0) <= cutoff) {
       this.head = (this.head + 1) % this.times.length;
       this.size--;
@@ -31,7 +35,7 @@ export class SlidingWindow {
 
   private describe(nowMs: number): void {
     this.remaining = this.limit - this.size;
-    this.resetAtMs = this.size > 0 ? (this.times[this.head] ?? nowMs) + RATE_WINDOW_MS : nowMs + RATE_WINDOW_MS;
+    this.resetAtMs = this.size > 0 ? (this.times[this.head] ?? nowMs) + this.windowMs : nowMs + this.windowMs;
   }
 
   /** Records the request if the window has room; false means answer 429. */

@@ -4,7 +4,7 @@ import { detailGetReply } from './detail-get.js';
 import { errorBody, htmlErrorBody } from './error-body.js';
 import { DEFAULT_STALL_MS, FaultDice, type FaultRoll, validateFaults } from './faults.js';
 import { DEFAULT_PER_PAGE, intParam, listCalls, type ListingState, newListingState } from './list-calls.js';
-import { SlidingWindow } from './rate-window.js';
+import { RATE_WINDOW_MS, SlidingWindow } from './rate-window.js';
 import { parseRequestTarget, type RequestTarget } from './routes.js';
 import { emptyStats } from './stats.js';
 import type { FaultProfile, SimAppSpec, SimStats } from './types.js';
@@ -74,7 +74,7 @@ export class SimulatorHandler {
       app.dataset.selectFaultyCalls(profile.notFoundCalls ?? 0, profile.malformedCalls ?? 0);
       app.dataset.applyQuirks(profile.quirks);
       app.dataset.applyDetailQuirks(profile.details);
-      app.window = profile.rateLimitPerMinute ? new SlidingWindow(profile.rateLimitPerMinute) : null;
+      app.window = profile.rateLimitPerMinute ? new SlidingWindow(profile.rateLimitPerMinute, profile.rateLimitWindowSeconds === undefined ? RATE_WINDOW_MS : profile.rateLimitWindowSeconds * 1000) : null;
       app.listing = newListingState();
     }
   }

@@ -29,8 +29,13 @@ export interface SimAppSpec {
 
 /** Misbehaviour to inject; everything is optional and off by default. */
 export interface FaultProfile {
-  /** A real sliding 60 s window per app: request N+1 within 60 s gets 429. */
+  /** A real sliding 60 s window per app (rateLimitWindowSeconds changes its length): request N+1 within it gets 429. */
   rateLimitPerMinute?: number;
+  /**
+   * Length in seconds of the rateLimitPerMinute window (default 60, the service's): a shorter one
+   * shows a client waiting out a whole window sooner (`rateLimitPerMinute` requests per this many seconds).
+   */
+  rateLimitWindowSeconds?: number;
   /** How 429 responses state Retry-After (default seconds). */
   retryAfter?: 'seconds' | 'http-date' | 'none';
   /** Probability of a random 429 ERR_TOO_MANY_REQUESTS. */

@@ -254,6 +254,20 @@ describe('simulator', () => {
     expect((await getJson(`${other}/calls?perPage=1`)).headers.get('x-ratelimit-limit')).toBeNull();
   });
 
+  it('rateLimitWindowSeconds shortens the window, its headers with it; a window that is not a whole number of seconds is refused', async () => {
+    sim.setFaults({ rateLimitPerMinute: 1, rateLimitWindowSeconds: 7 });
+    const { callsBaseUrl } = sim.baseUrls('dense');
+    expect((await getJson(`${callsBaseUrl}/calls?perPage=1`)).status).toBe(200);
+    const limited = await getJson(`${callsBaseUrl}/calls?perPage=1`);
+    expect(limited.status).toBe(429);
+    const retryAfter = Number(limited.headers.get('retry-after'));
+    expect(retryAfter).toBeGreaterThanOrEqual(1);
+    expect(retryAfter).toBeLessThanOrEqual(7);
+    expect(Number(limited.headers.get('x-rate-limit-reset'))).toBeLessThanOrEqual(Math.ceil(Date.now() / 1000) + 7);
+    for (const bad of [0, 1.5, -60]) expect(() => sim.setFaults({ rateLimitPerMinute: 1, rateLimitWindowSeconds: bad }), String(bad)).toThrow(/FaultProfile\.rateLimitWindowSeconds must be an integer >= 1/);
+    sim.setFaults({});
+  });
+
   it('injects not-found, malformed, vanishing and transport faults', async () => {
     const local = await startSimulator({
       apps: [{ appId: 'f', region: 'eu', apiKey: KEY, calls: 300, seed: 3 }],
