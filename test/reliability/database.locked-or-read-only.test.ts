@@ -27,6 +27,12 @@ const ENV = { [KEY_ENV]: TEST_KEY, CALLSYNC_BUSY_TIMEOUT_MS: '1500' };
 const HOLD_MS = 1500 + 2_000;
 /** Enough calls that the sync runs for seconds and commits several times (page-writer.ts), so the lock lands between two commits. */
 const CALLS = 3000;
+/**
+ * The scenarios whose lock is held before the sync starts (brief, before) wait at its first write
+ * whatever the number of calls: they sync a smaller simulator, so that their full syncs (brief's,
+ * and before's rerun) do not list and fetch 3000 calls each.
+ */
+const CALLS_LOCKED_BEFORE = 300;
 
 /** Holds an exclusive write lock on `path` until release() (a second process's writer, in effect). */
 function lockDatabase(path: string): { release(): void } {
@@ -54,6 +60,9 @@ function expectClearError(res: CliResult, pattern: RegExp): void {
 
 describe('a database locked by another process', () => {
   let sim: Simulator;
+  let small: Simulator;
+  /** The simulator a scenario syncs: `sim` (CALLS) mid-run, `small` for the locks held before the run. */
+  const simFor = (name: string): Simulator => (name === 'midrun' ? sim : small);
   const tmp = tempDir('callsync-locked-');
   const setupFor = (name: string): { db: string; cfg: string } => ({ db: join(tmp.dir, `${name}.db`), cfg: join(tmp.dir, `${name}.json`) });
   /** The three scenarios run side by side in beforeAll (each mostly waits on a busy timeout). */
@@ -100,14 +109,15 @@ describe('a database locked by another process', () => {
 
   beforeAll(async () => {
     sim = await startTestSim([{ calls: CALLS }], { latencyMs: 5 });
+    small = await startTestSim([{ calls: CALLS_LOCKED_BEFORE }], { latencyMs: 5 });
     for (const name of ['brief', 'before', 'midrun']) {
       const { db, cfg } = setupFor(name);
-      writeFileSync(cfg, JSON.stringify(testConfig(sim, ['app1'], db, { detailFetch: 'always', concurrency: 4, pageSize: 50 })));
+      writeFileSync(cfg, JSON.stringify(testConfig(simFor(name), ['app1'], db, { detailFetch: 'always', concurrency: 4, pageSize: 50 })));
     }
     await Promise.all([brief(), before(), midRun()]);
   }, 120_000);
   afterAll(async () => {
-    await sim.close();
+    await Promise.all([sim?.close(), small?.close()]);
     tmp.cleanup();
   });
 
@@ -117,7 +127,7 @@ describe('a database locked by another process', () => {
     expect(again.code, again.stderr).toBe(0);
     await withStore(db, async (s) => {
       expect(await integrityProblems(s.db)).toEqual([]);
-      expect(await diffAgainstTruth(s.db, sim.truth('app1'))).toEqual([]);
+      expect(await diffAgainstTruth(s.db, simFor(name).truth('app1'))).toEqual([]);
     });
   }
 
@@ -125,7 +135,7 @@ describe('a database locked by another process', () => {
     const { waiting, res } = got.brief!;
     expect(waiting).toBe(true);
     expect(res.code, res.stderr).toBe(0);
-    await withStore(setupFor('brief').db, async (s) => expect(await diffAgainstTruth(s.db, sim.truth('app1'))).toEqual([]));
+    await withStore(setupFor('brief').db, async (s) => expect(await diffAgainstTruth(s.db, small.truth('app1'))).toEqual([]));
   });
 
   it('held past the busy timeout before the run: it fails, writes nothing, and the next run recovers', async () => {
