@@ -147,6 +147,12 @@ describe.each(dialects)('sync against detail quirks: the minutes reach the datab
     await run(k, 'exact');
   });
 
+  /**
+   * The unusable-answer cases are about their few marked calls (3, or 10 below): a dataset of 100
+   * calls (two pages) holds them and enough exact calls around them; the default 300 made each of
+   * these 24 syncs-twice cases list and fetch three times as much for nothing more checked.
+   */
+  const UNUSABLE_CALLS = 100;
   const ANSWERS: UnusableGetSpec[] = [
     { calls: 3, answer: 'empty-object' },
     { calls: 3, answer: 'null' },
@@ -163,7 +169,7 @@ describe.each(dialects)('sync against detail quirks: the minutes reach the datab
   for (const spec of ANSWERS) {
     const name = `Get Call answers ${spec.answer}${spec.errorCode ? ` ${spec.errorCode}` : ''} forever`;
     it(`${name}: stored from the list, detail_error and detail_retries, partial on every run`, async () => {
-      const k = await open(name, { unusableGet: spec });
+      const k = await open(name, { unusableGet: spec }, UNUSABLE_CALLS);
       const ids = k.sim.detailQuirkCalls(APP).unusableGet[0]!;
       expect(ids).toHaveLength(3);
       const entries = await listEntries(k.sim, APP, TEST_KEY);
@@ -201,7 +207,7 @@ describe.each(dialects)('sync against detail quirks: the minutes reach the datab
 
   it('a 200 whose body is ERR_CALL_SESSION_NOT_FOUND is a not-found: kept as listed with not_found_at, not retried', async () => {
     const name = '200 with ERR_CALL_SESSION_NOT_FOUND';
-    const k = await open(name, { unusableGet: { calls: 3, answer: 'error-body-200', errorCode: 'ERR_CALL_SESSION_NOT_FOUND' } });
+    const k = await open(name, { unusableGet: { calls: 3, answer: 'error-body-200', errorCode: 'ERR_CALL_SESSION_NOT_FOUND' } }, UNUSABLE_CALLS);
     const ids = k.sim.detailQuirkCalls(APP).unusableGet[0]!;
     // The simulator's truth still has these calls; the service told us they are gone, and that is
     // what the database must say (not the exact-or-loud rule against the truth, for these three).
@@ -218,7 +224,7 @@ describe.each(dialects)('sync against detail quirks: the minutes reach the datab
 
   it('every unusable answer until the 2nd Get Call: a later run completes the calls, exact and ok, retries cleared', async () => {
     const specs: UnusableGetSpec[] = ANSWERS.map((s) => ({ ...s, calls: 1, until: 2 }));
-    const k = await open('unusable answers until 2', { unusableGet: specs });
+    const k = await open('unusable answers until 2', { unusableGet: specs }, UNUSABLE_CALLS);
     const ids = k.sim.detailQuirkCalls(APP).unusableGet.flat();
     expect(ids).toHaveLength(specs.length);
     let last: Run | undefined;
