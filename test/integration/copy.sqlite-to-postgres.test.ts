@@ -145,7 +145,10 @@ describe.runIf(postgres)('callsync copy: an unfinished copy, and another history
     expect((await syncWith(testSettings(sim, ['app1'], url))).results[0]!.status).not.toBe('failed');
   }, 120_000);
 
-  it('another file put at the source path (another history of the same app): refused, exit 2', async ({ sim, dir, newDatabase }) => {
+  it('another file put at the source path (another history of the same app): refused, exit 2', async ({ startSim, dir, newDatabase }) => {
+    // Two histories of one app, whatever their size: a simulator of its own, not the describe's 3000
+    // calls (which are there so that the copy above can be killed half-way).
+    const sim = await startSim([{ calls: 300 }]);
     const file = join(dir, 'source.db');
     expect((await syncWith(testSettings(sim, ['app1'], file))).results[0]!.status).not.toBe('failed');
     const url = await newDatabase('copy-other-history');
