@@ -64,6 +64,16 @@ afterAll(() => {
 });
 
 /**
+ * The dataset of a case about a few marked calls (2 to 10: unusable answers, participants without
+ * uid, calls without type, implausible minutes, live calls briefly not found, duplicated entries,
+ * summary entries): 100 calls (two pages of 50) hold them and enough exact calls around them; the
+ * default 300 only made each sync list and fetch three times as much for nothing more checked.
+ * Cases whose picks need more calls (transcriptions: more than 10 transcribed) or a longer history
+ * keep 300 or 600.
+ */
+const FEW_MARKED_CALLS = 100;
+
+/**
  * A simulator whose `now` is an hour before the wall clock: the sync's age rules (settleDays,
  * liveMaxDays) are measured on the wall clock, so recent calls must be recent for it too.
  */
@@ -142,17 +152,11 @@ describe.each(dialects)('sync against detail quirks: the minutes reach the datab
   });
 
   it('summary list entries: Get Call supplies the minutes the listing leaves out', async () => {
-    const k = await open('summary list entries', { summaryListEntries: true });
+    const k = await open('summary list entries', { summaryListEntries: true }, FEW_MARKED_CALLS);
     await run(k, 'exact');
     await run(k, 'exact');
   });
 
-  /**
-   * The unusable-answer cases are about their few marked calls (3, or 10 below): a dataset of 100
-   * calls (two pages) holds them and enough exact calls around them; the default 300 made each of
-   * these 24 syncs-twice cases list and fetch three times as much for nothing more checked.
-   */
-  const UNUSABLE_CALLS = 100;
   const ANSWERS: UnusableGetSpec[] = [
     { calls: 3, answer: 'empty-object' },
     { calls: 3, answer: 'null' },
@@ -169,7 +173,7 @@ describe.each(dialects)('sync against detail quirks: the minutes reach the datab
   for (const spec of ANSWERS) {
     const name = `Get Call answers ${spec.answer}${spec.errorCode ? ` ${spec.errorCode}` : ''} forever`;
     it(`${name}: stored from the list, detail_error and detail_retries, partial on every run`, async () => {
-      const k = await open(name, { unusableGet: spec }, UNUSABLE_CALLS);
+      const k = await open(name, { unusableGet: spec }, FEW_MARKED_CALLS);
       const ids = k.sim.detailQuirkCalls(APP).unusableGet[0]!;
       expect(ids).toHaveLength(3);
       const entries = await listEntries(k.sim, APP, TEST_KEY);
@@ -207,7 +211,7 @@ describe.each(dialects)('sync against detail quirks: the minutes reach the datab
 
   it('a 200 whose body is ERR_CALL_SESSION_NOT_FOUND is a not-found: kept as listed with not_found_at, not retried', async () => {
     const name = '200 with ERR_CALL_SESSION_NOT_FOUND';
-    const k = await open(name, { unusableGet: { calls: 3, answer: 'error-body-200', errorCode: 'ERR_CALL_SESSION_NOT_FOUND' } }, UNUSABLE_CALLS);
+    const k = await open(name, { unusableGet: { calls: 3, answer: 'error-body-200', errorCode: 'ERR_CALL_SESSION_NOT_FOUND' } }, FEW_MARKED_CALLS);
     const ids = k.sim.detailQuirkCalls(APP).unusableGet[0]!;
     // The simulator's truth still has these calls; the service told us they are gone, and that is
     // what the database must say (not the exact-or-loud rule against the truth, for these three).
@@ -224,7 +228,7 @@ describe.each(dialects)('sync against detail quirks: the minutes reach the datab
 
   it('every unusable answer until the 2nd Get Call: a later run completes the calls, exact and ok, retries cleared', async () => {
     const specs: UnusableGetSpec[] = ANSWERS.map((s) => ({ ...s, calls: 1, until: 2 }));
-    const k = await open('unusable answers until 2', { unusableGet: specs }, UNUSABLE_CALLS);
+    const k = await open('unusable answers until 2', { unusableGet: specs }, FEW_MARKED_CALLS);
     const ids = k.sim.detailQuirkCalls(APP).unusableGet.flat();
     expect(ids).toHaveLength(specs.length);
     let last: Run | undefined;
@@ -255,7 +259,7 @@ describe.each(dialects)('sync against detail quirks: the minutes reach the datab
   });
 
   it('participants without uid: stored with uid \'\', minutes kept, flagged in call_reconciliation', async () => {
-    const k = await open('participants without uid', { participantsWithoutUid: 4 });
+    const k = await open('participants without uid', { participantsWithoutUid: 4 }, FEW_MARKED_CALLS);
     const { absent, empty } = k.sim.detailQuirkCalls(APP).participantsWithoutUid;
     const ids = [...absent, ...empty];
     const { truth } = await run(k, 'exact');
@@ -270,7 +274,7 @@ describe.each(dialects)('sync against detail quirks: the minutes reach the datab
   });
 
   it('calls without type or status, and an unknown type: stored (NULL), minutes kept, flagged', async () => {
-    const k = await open('calls without type or status', { callsWithoutType: 2 });
+    const k = await open('calls without type or status', { callsWithoutType: 2 }, FEW_MARKED_CALLS);
     const { noType, noStatus, unknownType } = k.sim.detailQuirkCalls(APP).callsWithoutType;
     await run(k, 'rule');
     const { truth } = await run(k, 'rule');
@@ -288,7 +292,7 @@ describe.each(dialects)('sync against detail quirks: the minutes reach the datab
   });
 
   it('implausible minutes: stored as received and flagged', async () => {
-    const k = await open('implausible minutes', { implausibleMinutes: { negative: 2, huge: 2 } });
+    const k = await open('implausible minutes', { implausibleMinutes: { negative: 2, huge: 2 } }, FEW_MARKED_CALLS);
     const { negative, huge } = k.sim.detailQuirkCalls(APP).implausibleMinutes;
     const { truth } = await run(k, 'exact');
     await expectKeptWhole(k, [...negative, ...huge], truth, 'implausible');
@@ -298,7 +302,7 @@ describe.each(dialects)('sync against detail quirks: the minutes reach the datab
   });
 
   it('live calls briefly not found: not marked not found on one or two runs; ended and exact once they end', async () => {
-    const k = await open('live calls briefly not found', { liveBrieflyNotFound: 2 });
+    const k = await open('live calls briefly not found', { liveBrieflyNotFound: 2 }, FEW_MARKED_CALLS);
     const ids = k.sim.detailQuirkCalls(APP).liveBrieflyNotFound;
     expect(ids).toHaveLength(2);
     for (let n = 1; n <= 2; n++) {
@@ -355,7 +359,7 @@ describe.each(dialects)('sync against detail quirks: the minutes reach the datab
   });
 
   it('a call listed twice with different participants: the database holds the whole call', async () => {
-    const k = await open('duplicate list entries', { duplicateEntries: 6 });
+    const k = await open('duplicate list entries', { duplicateEntries: 6 }, FEW_MARKED_CALLS);
     const ids = k.sim.detailQuirkCalls(APP).duplicateEntries;
     expect(ids).toHaveLength(6);
     for (let n = 1; n <= 2; n++) {
