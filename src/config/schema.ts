@@ -19,7 +19,7 @@ export type RequestsPerMinute = number | typeof UNLIMITED;
 /** Why schedule.cron or schedule.timezone is refused (here, and by schedule/nightly-sync.ts). */
 export const CRON_PROBLEM = 'is not a valid cron expression (five fields, or six with seconds first; day names of three letters); e.g. "0 2 * * *" for 02:00 every night';
 export const CRON_DAYS_PROBLEM = 'names both a day of the month and a day of the week, which the two schedulers read differently (both must match, or either may); restrict one and leave the other *';
-export const CRON_SECONDS_PROBLEM = 'ticks more than once a minute (its seconds field); give one second (e.g. "0 0 2 * * *") or five fields: on PostgreSQL the job engine sends a schedule at most once a minute';
+export const CRON_SECONDS_PROBLEM = 'ticks more than once a minute (its seconds field); give one second (e.g. "0 0 2 * * *") or five fields: a tick every few seconds would mostly find the one before it still syncing';
 export const TIMEZONE_PROBLEM = 'is not an IANA time zone; e.g. "UTC" or "Europe/Berlin"';
 
 /**
@@ -31,9 +31,10 @@ export const TIMEZONE_PROBLEM = 'is not an IANA time zone; e.g. "UTC" or "Europe
  *   round 21 #10).
  * - Not both a day of the month and a day of the week: node-cron runs when both match (`0 2 13 * 5`
  *   on Friday the 13th only), cron-parser when either does (every Friday and every 13th).
- * - A seconds field, if any, is one second: pg-boss sends a schedule at most once a minute, so
+ * - A seconds field, if any, is one second. pg-boss's own schedule sent at most once a minute, so
  *   `*\/20 * * * * *` ticked every 20 s on SQLite and at most once a minute on PostgreSQL (probe
- *   round 22).
+ *   round 22). Both schedulers now read slots with cron-parser (schedule/cron-timer.ts), but a
+ *   nightly sync has no use for more than one tick a minute, so the rule stays.
  */
 export function cronProblem(expression: string): string | undefined {
   if (!cron.validate(expression)) return CRON_PROBLEM;
