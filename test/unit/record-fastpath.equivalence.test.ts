@@ -64,6 +64,15 @@ function keyOrder(v: unknown, path = '$', out: string[] = []): string[] {
   return out;
 }
 
+/** Seeded draws below `n` (a linear congruential generator: the same records on every run). */
+function draws(seed: number): (n: number) => number {
+  let state = seed;
+  return (n) => {
+    state = (state * 1103515245 + 12345) % 2 ** 31;
+    return state % n;
+  };
+}
+
 /** A check that `fast` answers as `schema` does whenever it answers; counts the records it decided. */
 function agreement(fast: (raw: unknown) => unknown, schema: { safeParse(raw: unknown): { success: true; data: unknown } | { success: false; error: Error } }) {
   const check = (raw: unknown): void => {
@@ -160,11 +169,7 @@ describe('fastParseCall answers as ApiCallSchema does, or not at all', () => {
   });
 
   it('matches zod on random combinations of awkward values', () => {
-    let seed = 12345;
-    const rnd = (n: number): number => {
-      seed = (seed * 1103515245 + 12345) % 2 ** 31;
-      return seed % n;
-    };
+    const rnd = draws(12345);
     const before = same.taken;
     for (let i = 0; i < 3000; i++) {
       let raw = rnd(2) ? published : rich;
@@ -209,11 +214,7 @@ describe('fastParseMember answers as ApiGroupMemberSchema does, or not at all', 
     const keys = [...Object.keys(ApiGroupMemberSchema.shape), 'extra', '__proto__'];
     for (const base of members) for (const key of keys) for (const value of VALUES) sameMember(set(base, key, value));
     expect(sameMember.taken).toBeGreaterThan(keys.length * 4);
-    let seed = 777;
-    const rnd = (n: number): number => {
-      seed = (seed * 1103515245 + 12345) % 2 ** 31;
-      return seed % n;
-    };
+    const rnd = draws(777);
     const before = sameMember.taken;
     for (let i = 0; i < 2000; i++) {
       let raw = members[rnd(2)]!;
