@@ -16,8 +16,8 @@ export default defineConfig({
     // Each worker keeps its imported modules from one file to the next: importing src/ through vite
     // again for each of the ~210 files was 349 s of the suite's time (27 s shared). Safe because no
     // test mocks modules or leaves globals changed (fake timers and TZ are restored, every simulator,
-    // database and server is the test's own); a test that must start from fresh module state
-    // belongs in a file run with `--isolate`. Clean-clone CI 2026-11-30: vitest 973 → 811 s.
+    // database and server is the test's own); a test that needs fresh module state needs this back
+    // to true (or a vitest project of its own). Clean-clone CI 2026-11-30: vitest 973 → 811 s.
     isolate: false,
   },
 });
