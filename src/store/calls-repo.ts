@@ -1,6 +1,6 @@
-import type { CompiledQuery, QueryResult } from 'kysely';
+import type { QueryResult } from 'kysely';
 import { refreshCallFigures } from './call-figures-repo.js';
-import { compiledOnce, MAX_IDS, run, statementSizes, type Db } from './compiled-statements.js';
+import { compiledOnce, insertRows, MAX_IDS, placeholderRow, run, statementSizes, type Db } from './compiled-statements.js';
 import type { CallParticipantRowsTable, CallPayloadRowsTable, CallRows, NewCallRow, NewParticipantRow, NewRecordingRow, NewTranscriptionRow } from './schema.js';
 
 /**
@@ -48,27 +48,6 @@ void everyColumn;
 
 /** Every column but the key and first_synced_at is replaced when a stored call is written again. */
 const CALL_UPDATE_COLUMNS = CALL_COLUMNS.filter((c) => c !== 'app_id' && c !== 'session_id' && c !== 'first_synced_at');
-
-/** A row of `columns` whose values are all placeholders (compiled into parameters, never stored). */
-function placeholderRow<C extends string>(columns: readonly C[]): Record<C, number> {
-  const row = {} as Record<C, number>;
-  for (const c of columns) row[c] = 0;
-  return row;
-}
-
-/**
- * The parameters of `count` rows from `from`, in column order. Sized once: grown by push, the
- * arrays of a 512-row statement (17,408 values) were reallocated and copied a dozen times.
- */
-function rowValues<R extends object>(rows: readonly R[], from: number, count: number, columns: readonly (keyof R & string)[]): unknown[] {
-  const out = new Array<unknown>(count * columns.length);
-  let j = 0;
-  for (let i = from; i < from + count; i++) {
-    const r = rows[i]!;
-    for (const c of columns) out[j++] = r[c] ?? null;
-  }
-  return out;
-}
 
 export interface StoredCallState {
   listFingerprint: string | null;
@@ -254,24 +233,6 @@ export async function upsertCalls(trx: Db, batch: readonly CallRows[]): Promise<
   await insertRows(trx, 'insert-transcriptions', transcriptions, TRANSCRIPTION_COLUMNS, MAX_CHILD_ROWS, (n) =>
     trx.insertInto('call_transcriptions').values(new Array<NewTranscriptionRow>(n).fill(placeholderRow(TRANSCRIPTION_COLUMNS) as unknown as NewTranscriptionRow)).compile(),
   );
-}
-
-/**
- * Writes `rows` with as few statements as statementSizes allows, each shape compiled once by
- * `build(n)` (an n-row statement whose parameters are the rows' `columns`, in order).
- */
-async function insertRows<R extends object>(
-  trx: Db, kind: string, rows: readonly R[], columns: readonly (keyof R & string)[], max: number, build: (n: number) => CompiledQuery,
-  onResult?: (res: QueryResult<unknown>) => void,
-): Promise<void> {
-  let at = 0;
-  for (const n of statementSizes(rows.length, max)) {
-    const q = compiledOnce(trx, `${kind}:${n}`, n * columns.length, () => build(n));
-    const params = rowValues(rows, at, n, columns);
-    at += n;
-    const res = await run(trx, q, params);
-    onResult?.(res);
-  }
 }
 
 /** A participant as stored: under its call's call_id, without the call's text key. */

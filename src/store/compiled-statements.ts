@@ -55,3 +55,42 @@ export function compiledOnce(db: Db, key: string, expectedParams: number, build:
 export function run(db: Db, sqlText: string, parameters: unknown[]): Promise<QueryResult<unknown>> {
   return db.executeQuery(CompiledQuery.raw(sqlText, parameters));
 }
+
+/** A row of `columns` whose values are all placeholders (compiled into parameters, never stored). */
+export function placeholderRow<C extends string>(columns: readonly C[]): Record<C, number> {
+  const row = {} as Record<C, number>;
+  for (const c of columns) row[c] = 0;
+  return row;
+}
+
+/**
+ * The parameters of `count` rows from `from`, in column order. Sized once: grown by push, the
+ * arrays of a 512-row statement (17,408 values) were reallocated and copied a dozen times.
+ */
+function rowValues<R extends object>(rows: readonly R[], from: number, count: number, columns: readonly (keyof R & string)[]): unknown[] {
+  const out = new Array<unknown>(count * columns.length);
+  let j = 0;
+  for (let i = from; i < from + count; i++) {
+    const r = rows[i]!;
+    for (const c of columns) out[j++] = r[c] ?? null;
+  }
+  return out;
+}
+
+/**
+ * Writes `rows` with as few statements as statementSizes allows, each shape compiled once by
+ * `build(n)` (an n-row statement whose parameters are the rows' `columns`, in order).
+ */
+export async function insertRows<R extends object>(
+  trx: Db, kind: string, rows: readonly R[], columns: readonly (keyof R & string)[], max: number, build: (n: number) => CompiledQuery,
+  onResult?: (res: QueryResult<unknown>) => void,
+): Promise<void> {
+  let at = 0;
+  for (const n of statementSizes(rows.length, max)) {
+    const q = compiledOnce(trx, `${kind}:${n}`, n * columns.length, () => build(n));
+    const params = rowValues(rows, at, n, columns);
+    at += n;
+    const res = await run(trx, q, params);
+    onResult?.(res);
+  }
+}

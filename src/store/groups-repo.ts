@@ -1,6 +1,6 @@
 import type { Kysely, Transaction } from 'kysely';
 import { lockUntilCommit } from './app-lock.js';
-import { compiledOnce, run, statementSizes } from './compiled-statements.js';
+import { insertRows, placeholderRow } from './compiled-statements.js';
 import type { Database, NewGroupMemberRow } from './schema.js';
 
 type Db = Transaction<Database>;
@@ -58,7 +58,9 @@ export async function replaceGroupMembers(trx: Db, appId: string, guid: string, 
     if (rows.length > 0) await trx.updateTable('group_members').set({ synced_at: readAt }).where('app_id', '=', appId).where('guid', '=', guid).execute();
   } else {
     await trx.deleteFrom('group_members').where('app_id', '=', appId).where('guid', '=', guid).execute();
-    await insertMembers(trx, rows);
+    await insertRows(trx, 'insert-members', rows, MEMBER_COLUMNS, MAX_MEMBER_ROWS, (n) =>
+      trx.insertInto('group_members').values(new Array<NewGroupMemberRow>(n).fill(placeholderRow(MEMBER_COLUMNS) as unknown as NewGroupMemberRow)).compile(),
+    );
   }
   await trx
     .insertInto('synced_groups')
@@ -66,27 +68,6 @@ export async function replaceGroupMembers(trx: Db, appId: string, guid: string, 
     .onConflict((oc) => oc.columns(['app_id', 'guid']).doUpdateSet({ status: 'ok', members: rows.length, synced_at: now, not_found_at: null }))
     .execute();
 }
-
-/** Inserts member rows with statements compiled once per size (see compiledOnce). */
-async function insertMembers(trx: Db, rows: readonly NewGroupMemberRow[]): Promise<void> {
-  let at = 0;
-  for (const n of statementSizes(rows.length, MAX_MEMBER_ROWS)) {
-    const q = compiledOnce(trx, `insert-members:${n}`, n * MEMBER_COLUMNS.length, () =>
-      trx.insertInto('group_members').values(new Array<NewGroupMemberRow>(n).fill(placeholderMember)).compile(),
-    );
-    const params = new Array<unknown>(n * MEMBER_COLUMNS.length);
-    let j = 0;
-    for (let i = at; i < at + n; i++) {
-      const r = rows[i]!;
-      for (const c of MEMBER_COLUMNS) params[j++] = r[c] ?? null;
-    }
-    at += n;
-    await run(trx, q, params);
-  }
-}
-
-/** A row of placeholders in MEMBER_COLUMNS order (compiled into parameters, never stored). */
-const placeholderMember = Object.fromEntries(MEMBER_COLUMNS.map((c) => [c, 0])) as unknown as NewGroupMemberRow;
 
 /** Records that a group no longer exists: its membership is emptied, the fact kept. */
 export async function markGroupNotFound(trx: Db, appId: string, guid: string, now: number): Promise<void> {
